@@ -1,0 +1,1 @@
+"""solforge.planner"""

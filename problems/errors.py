@@ -1,0 +1,41 @@
+"""The one exception family of solforge.
+
+::
+
+    SolforgeError
+    ├── FormatError          a definition, workload or solution file does not validate
+    ├── ProblemNotFound      no catalogue entry or folder by that name
+    ├── ExpressionError      an axis expression, constraint or override is not plain arithmetic
+    └── InfrastructureError  the harness itself failed (not the candidate): a worker died, a GPU fell off
+
+A candidate's own failure (a compile error, a wrong answer, a timeout, a detected hack) is never an
+exception: it is a Trace with the matching status.
+"""
+
+from __future__ import annotations
+
+
+class SolforgeError(Exception):
+    """Something in solforge failed."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or "").strip())
+
+
+class FormatError(SolforgeError):
+    """A definition, workload or solution does not validate.
+
+    The message names the file, the field and the fix.
+    """
+
+
+class ProblemNotFound(SolforgeError):
+    """No problem by that name in the catalogue, and no problem folder at that path."""
+
+
+class ExpressionError(SolforgeError):
+    """An expression is not plain arithmetic over axis names."""
+
+
+class InfrastructureError(SolforgeError):
+    """The harness failed for a reason that is not the candidate's fault; the job may be retried."""

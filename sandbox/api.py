@@ -1,0 +1,161 @@
+"""The typed contract of the sandbox: what callers ask for and what comes back.
+
+Callers (the CLI, the planner's workers, tests) build an :class:`EvalRequest` and call
+:func:`solforge.sandbox.evaluate.evaluate`, which runs the whole evaluation in child processes and
+returns an :class:`EvalReport`. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from solforge.problems import Solution, Status, Trace
+
+
+class SandboxModel(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class EvalOptions(SandboxModel):
+    """How thoroughly and where to evaluate. Every field has a working default."""
+
+    workloads: list[str] | None = None
+    """Workload uuids to evaluate; None evaluates all of them."""
+    rounds: int = Field(default=5, ge=1, le=50)
+    """Correctness rounds per workload, each with fresh random inputs."""
+    warmup: int = Field(default=10, ge=0, le=1000)
+    iterations: int = Field(default=50, ge=1, le=10000)
+    """Timed calls per workload; the median is reported."""
+    seed: int | None = None
+    """Seed for input generation; None draws a secret one per evaluation."""
+    device: Literal["auto", "cuda", "cpu"] = "auto"
+    """auto: the GPU when one is visible, else the CPU."""
+    gpu_index: int | None = None
+    """Physical GPU to use (sets CUDA_VISIBLE_DEVICES for the child processes)."""
+    target_arch: str | None = None
+    """Compile target such as sm_90a or sm_100a; None: the visible GPU's, or sm_90a without one."""
+    compile_timeout_s: float = Field(default=300.0, gt=0)
+    run_timeout_s: float = Field(default=120.0, gt=0)
+    """Limit for one workload's correctness rounds and timing together."""
+    total_timeout_s: float = Field(default=1800.0, gt=0)
+    time_baseline: bool = True
+    """Measure (or reuse from the cache) the eager and torch.compile baselines."""
+    timer: Literal["auto", "cupti", "cuda_events"] = "auto"
+    submission: bool = False
+    """Final evaluation: secret seed, every workload plus held-out ones, stricter checks."""
+    compile_only: bool = False
+    cache_dir: Path | None = None
+    """Build and baseline caches; None: $SOLFORGE_CACHE or ~/.cache/solforge."""
+    memory_limit_gb: float = Field(default=48.0, gt=0)
+    """Address-space limit of the candidate process (host memory)."""
+
+
+class KernelResources(SandboxModel):
+    """What ptxas reports for one compiled kernel."""
+
+    name: str
+    """Demangled kernel name."""
+    mangled: str | None = None
+    arch: str | None = None
+    registers: int | None = None
+    shared_bytes: int | None = None
+    """Static shared memory."""
+    constant_bytes: int | None = None
+    stack_bytes: int | None = None
+    spill_stores_bytes: int | None = None
+    spill_loads_bytes: int | None = None
+
+
+class BuildReport(SandboxModel):
+    """The result of building a solution."""
+
+    ok: bool
+    status: Status | None = None
+    """COMPILE_ERROR or TIMEOUT when not ok."""
+    language: str
+    target_arch: str | None = None
+    log: str = ""
+    """Errors first, trimmed to what matters; warnings when ok."""
+    warnings: list[str] = Field(default_factory=list)
+    kernels: list[KernelResources] = Field(default_factory=list)
+    cached: bool = False
+    """True when the build came from the cache untouched."""
+    artifact_dir: str | None = None
+    """Folder holding the built module (and, for C++, the .so)."""
+    cache_key: str | None = None
+    seconds: float = 0.0
+
+
+class WorkloadSummary(SandboxModel):
+    uuid: str
+    axes: dict[str, int]
+    status: Status
+    latency_ms: float | None = None
+    baseline_latency_ms: float | None = None
+    sol_latency_ms: float | None = None
+    sol_score: float | None = None
+    speedup: float | None = None
+
+
+class EvalReport(SandboxModel):
+    """Everything one evaluation produced."""
+
+    problem: str
+    solution: str
+    device: str
+    """GPU name, or 'cpu'."""
+    timer: str | None = None
+    build: BuildReport | None = None
+    traces: list[Trace] = Field(default_factory=list)
+    ran: bool = True
+    """False when the solution was only compiled (no GPU for a GPU-only language, or compile_only)."""
+    note: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def all_passed(self) -> bool:
+        return bool(self.traces) and all(t.evaluation and t.evaluation.status is Status.PASSED for t in self.traces)
+
+    def summaries(self) -> list[WorkloadSummary]:
+        out = []
+        for t in self.traces:
+            ev = t.evaluation
+            assert ev is not None
+            perf = ev.performance
+            out.append(
+                WorkloadSummary(
+                    uuid=t.workload.uuid,
+                    axes=t.workload.axes,
+                    status=ev.status,
+                    latency_ms=perf.latency_ms if perf else None,
+                    baseline_latency_ms=perf.baseline_latency_ms if perf else None,
+                    sol_latency_ms=perf.sol_latency_ms if perf else None,
+                    sol_score=perf.sol_score if perf else None,
+                    speedup=perf.speedup if perf else None,
+                )
+            )
+        return out
+
+
+class EvalRequest(SandboxModel):
+    """What the judge process reads on stdin."""
+
+    problem: str
+    """A catalogue name or a problem folder path."""
+    solution: Solution
+    options: EvalOptions = Field(default_factory=EvalOptions)
+
+
+class EvalEvent(SandboxModel):
+    """One line the judge writes on stdout: progress, a trace, or the final report."""
+
+    kind: Literal["progress", "build", "trace", "report", "error"]
+    message: str | None = None
+    done: int | None = None
+    total: int | None = None
+    build: BuildReport | None = None
+    trace: Trace | None = None
+    report: EvalReport | None = None
