@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from solforge.problems import Solution, Status, Trace
 
 

@@ -1,0 +1,304 @@
+"""Timing one call of a kernel, every stream included.
+
+The loop, for each of ``warmup + iterations`` calls::
+
+    args  = fresh copies of the inputs at a new address, outputs at a new address  (untimed)
+    flush L2 by writing a buffer twice its size; synchronise                        (untimed)
+    t0 = host timestamp; fn(*args); t1 = host timestamp                             (the window)
+    synchronise
+    (after the loop) time of call i = max(end) - min(start) over every GPU activity
+                     launched by an API call that began inside window i
+
+With CUPTI the GPU activities are kernels, memcpys and memsets on any stream, matched to the
+window through the correlation ids of the runtime and driver API records, so work pushed to a
+side stream or a helper thread during the call is counted. CUDA events on the current stream are
+the stated fallback when CUPTI is not importable; on the CPU the host clock is used and the result
+is labelled ``cpu``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import torch
+
+TimerKind = Literal["cupti", "cuda_events", "cpu"]
+
+NOISY_IQR_RATIO = 0.10
+"""Above this IQR/median the measurement carries a noise warning (do_bench-style heuristic)."""
+POINTER_SHIFT_BYTES = 256
+"""Each call's copies sit this many bytes further into their pool, so no two calls share an address."""
+
+
+@dataclass
+class Measurement:
+    """Per-call times of one timed loop and how they were taken."""
+
+    times_ms: list[float]
+    timer: TimerKind
+    warmup: int
+    l2_flushed: bool
+    kernels_per_call: list[int] = field(default_factory=list)
+    kernel_names: list[list[str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def iqr_ms(self) -> float:
+        if len(self.times_ms) < 4:
+            return 0.0
+        q = statistics.quantiles(self.times_ms, n=4)
+        return q[2] - q[0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "times_ms": self.times_ms,
+            "timer": self.timer,
+            "warmup": self.warmup,
+            "l2_flushed": self.l2_flushed,
+            "kernels_per_call": self.kernels_per_call,
+            "kernel_names": self.kernel_names[:2],
+            "warnings": self.warnings,
+        }
+
+
+class L2Flusher:
+    """Evicts the L2 cache by writing a buffer twice its size."""
+
+    def __init__(self, device: torch.device) -> None:
+        import torch
+
+        props = torch.cuda.get_device_properties(device)
+        size = max(int(getattr(props, "L2_cache_size", 0)) * 2, 64 * 1024 * 1024)
+        self._buffer = torch.empty(size // 4, dtype=torch.int32, device=device)
+
+    def flush(self) -> None:
+        self._buffer.zero_()
+
+
+class ShiftingPool:
+    """Fresh addresses for every call: each tensor gets a pool it is copied into at a moving offset.
+
+    Allocation happens once, before the loop, so no timed call pays for cudaMalloc; the copy into
+    the pool happens before the L2 flush, so it leaves nothing warm in the cache.
+    """
+
+    def __init__(self, template: Sequence[Any], calls: int, *, fill_outputs_from: int | None = None) -> None:
+        import torch
+
+        self._template = list(template)
+        self._pools: list[torch.Tensor | None] = []
+        self._calls = calls
+        self._outputs_from = fill_outputs_from
+        for value in self._template:
+            if isinstance(value, torch.Tensor) and value.numel() > 0:
+                nbytes = value.numel() * value.element_size()
+                self._pools.append(
+                    torch.empty(nbytes + calls * POINTER_SHIFT_BYTES, dtype=torch.uint8, device=value.device)
+                )
+            else:
+                self._pools.append(None)
+
+    def args_for_call(self, i: int) -> list[Any]:
+        import torch
+
+        args: list[Any] = []
+        offset = (i % self._calls) * POINTER_SHIFT_BYTES
+        for k, (value, pool) in enumerate(zip(self._template, self._pools, strict=True)):
+            if pool is None:
+                args.append(value.clone() if isinstance(value, torch.Tensor) else value)
+                continue
+            nbytes = value.numel() * value.element_size()
+            view = pool[offset : offset + nbytes].view(value.dtype).view(value.shape)
+            if self._outputs_from is not None and k >= self._outputs_from:
+                if view.is_floating_point():
+                    view.fill_(float("nan"))
+                else:
+                    view.zero_()
+            else:
+                view.copy_(value)
+            args.append(view)
+        return args
+
+
+class _Cupti:
+    """CUPTI activity collection around a timed loop (cupti-python)."""
+
+    def __init__(self) -> None:
+        from cupti import cupti
+
+        self.cupti = cupti
+        self.api_records: list[tuple[int, int, int]] = []  # (start, end, correlation id)
+        self.gpu_records: list[tuple[int, int, int, str]] = []  # (start, end, correlation id, name)
+        kinds = cupti.ActivityKind
+        self._api_kinds = {int(kinds.RUNTIME), int(kinds.DRIVER)}
+        self._gpu_kinds = {int(kinds.CONCURRENT_KERNEL), int(kinds.MEMCPY), int(kinds.MEMSET)}
+        self._enabled = [kinds.RUNTIME, kinds.DRIVER, kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET]
+
+    def _buffer_requested(self) -> tuple[int, int]:
+        return 8 * 1024 * 1024, 0
+
+    def _buffer_completed(self, activities: list[Any]) -> None:
+        for a in activities:
+            kind = int(a.kind)
+            if kind in self._api_kinds:
+                self.api_records.append((int(a.start), int(a.end), int(a.correlation_id)))
+            elif kind in self._gpu_kinds:
+                name = getattr(a, "name", None) or ("memcpy" if kind == int(self.cupti.ActivityKind.MEMCPY) else "memset")
+                self.gpu_records.append((int(a.start), int(a.end), int(a.correlation_id), str(name)))
+
+    def start(self) -> None:
+        for kind in self._enabled:
+            self.cupti.activity_enable(kind)
+        self.cupti.activity_register_callbacks(self._buffer_requested, self._buffer_completed)
+
+    def timestamp(self) -> int:
+        return int(self.cupti.get_timestamp())
+
+    def stop(self) -> None:
+        try:
+            self.cupti.activity_flush_all(1)
+        finally:
+            for kind in self._enabled:
+                self.cupti.activity_disable(kind)
+            self.cupti.finalize()
+
+    def spans(self, windows: list[tuple[int, int]]) -> tuple[list[float], list[list[str]]]:
+        """Per window: (max end - min start) in ms over GPU work launched inside it, and the kernel names."""
+        by_corr: dict[int, list[tuple[int, int, str]]] = {}
+        for start, end, corr, name in self.gpu_records:
+            by_corr.setdefault(corr, []).append((start, end, name))
+        api = sorted(self.api_records)
+        times: list[float] = []
+        names: list[list[str]] = []
+        for t0, t1 in windows:
+            work = [w for s, _e, corr in api if t0 <= s <= t1 for w in by_corr.get(corr, [])]
+            if not work:
+                times.append(0.0)
+                names.append([])
+                continue
+            times.append((max(e for _s, e, _n in work) - min(s for s, _e, _n in work)) / 1e6)
+            names.append(sorted(n for _s, _e, n in work))
+        return times, names
+
+
+def cupti_available() -> bool:
+    try:
+        from cupti import cupti  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def time_calls(
+    fn: Callable[..., Any],
+    make_args: Callable[[int], list[Any]],
+    *,
+    warmup: int,
+    iterations: int,
+    device: torch.device,
+    timer: Literal["auto", "cupti", "cuda_events"] = "auto",
+    after_call: Callable[[int, list[Any], Any], None] | None = None,
+) -> Measurement:
+    """Time ``fn(*make_args(i))`` for ``iterations`` calls after ``warmup`` calls.
+
+    Parameters
+    ----------
+    fn
+        The callable under test.
+    make_args
+        Builds the arguments of call ``i`` (untimed): fresh copies at new addresses.
+    after_call
+        Called after each timed call has synchronised, with (timed index, args, return value);
+        used to check the outputs of an unpredictable timed call.
+    """
+    import torch
+
+    if device.type != "cuda":
+        return _time_cpu(fn, make_args, warmup=warmup, iterations=iterations, after_call=after_call)
+    kind: TimerKind = "cupti" if timer in ("auto", "cupti") and cupti_available() else "cuda_events"
+    if timer == "cupti" and kind != "cupti":
+        raise RuntimeError("CUPTI timing was asked for but cupti-python is not importable; install cupti-python")
+    flusher = L2Flusher(device)
+    for i in range(warmup):
+        args = make_args(i)
+        flusher.flush()
+        fn(*args)
+    torch.cuda.synchronize(device)
+
+    if kind == "cupti":
+        rec = _Cupti()
+        windows: list[tuple[int, int]] = []
+        rec.start()
+        try:
+            for i in range(iterations):
+                args = make_args(warmup + i)
+                flusher.flush()
+                torch.cuda.synchronize(device)
+                t0 = rec.timestamp()
+                result = fn(*args)
+                t1 = rec.timestamp()
+                torch.cuda.synchronize(device)
+                windows.append((t0, t1))
+                if after_call is not None:
+                    after_call(i, args, result)
+        finally:
+            rec.stop()
+        times, names = rec.spans(windows)
+        m = Measurement(times, "cupti", warmup, True, [len(n) for n in names], names)
+    else:
+        stream = torch.cuda.current_stream(device)
+        times = []
+        for i in range(iterations):
+            args = make_args(warmup + i)
+            flusher.flush()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize(device)
+            start.record(stream)
+            result = fn(*args)
+            end.record(stream)
+            torch.cuda.synchronize(device)
+            times.append(float(start.elapsed_time(end)))
+            if after_call is not None:
+                after_call(i, args, result)
+        m = Measurement(times, "cuda_events", warmup, True)
+        m.warnings.append("timed with CUDA events on the current stream (CUPTI unavailable): unjoined side-stream work is not seen")
+    _add_noise_warning(m)
+    return m
+
+
+def _time_cpu(
+    fn: Callable[..., Any],
+    make_args: Callable[[int], list[Any]],
+    *,
+    warmup: int,
+    iterations: int,
+    after_call: Callable[[int, list[Any], Any], None] | None,
+) -> Measurement:
+    for i in range(warmup):
+        fn(*make_args(i))
+    times = []
+    for i in range(iterations):
+        args = make_args(warmup + i)
+        t0 = time.perf_counter()
+        result = fn(*args)
+        times.append((time.perf_counter() - t0) * 1e3)
+        if after_call is not None:
+            after_call(i, args, result)
+    m = Measurement(times, "cpu", warmup, False)
+    m.warnings.append("CPU timing: no GPU was used, so there is no speed-of-light score")
+    _add_noise_warning(m)
+    return m
+
+
+def _add_noise_warning(m: Measurement) -> None:
+    if m.times_ms and m.median_ms > 0 and m.iqr_ms / m.median_ms > NOISY_IQR_RATIO:
+        m.warnings.append(f"noisy: IQR is {100 * m.iqr_ms / m.median_ms:.0f}% of the median")
