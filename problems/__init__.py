@@ -17,7 +17,7 @@ from .load import (
     parse_solution,
     write_problem_folder,
 )
-from .solution import BuildSpec, CompileOptions, Language, Solution, SourceFile
+from .solution import BuildSpec, CompileOptions, Language, Solution, SourceFile, reference_solution
 from .trace import Correctness, Environment, Evaluation, Performance, Status, Trace
 from .workload import CustomInput, RandomInput, SafetensorsInput, ScalarInput, Tolerance, Workload
 
@@ -61,5 +61,6 @@ __all__ = [
     "load_problem_folder",
     "load_solution",
     "parse_solution",
+    "reference_solution",
     "write_problem_folder",
 ]

@@ -6,10 +6,14 @@ import hashlib
 import json
 from enum import StrEnum
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
 from .base import FormatModel, NonEmptyStr
+
+if TYPE_CHECKING:
+    from .definition import Definition
 
 MAX_SOURCE_BYTES = 1_000_000
 """Largest single source file accepted (1 MB): generous for hand-written kernels, fatal to a 50 MB payload."""
@@ -178,3 +182,22 @@ class Solution(FormatModel):
 
     def source(self, path: str) -> SourceFile | None:
         return next((s for s in self.sources if s.path == path), None)
+
+
+def reference_solution(definition: Definition) -> Solution:
+    """The definition's own reference as a pytorch solution (returns its outputs, no DPS).
+
+    Every catalogue problem must pass with it: it is how the catalogue is checked end to end.
+    """
+    return Solution(
+        name=f"{definition.name}__reference",
+        definition=definition.name,
+        author="solforge",
+        description="The problem's PyTorch reference, run as a solution.",
+        spec=BuildSpec(
+            languages=[Language.pytorch],
+            entry_point="reference.py::run",
+            destination_passing_style=False,
+        ),
+        sources=[SourceFile(path="reference.py", content=definition.reference)],
+    )

@@ -13,8 +13,6 @@ and the count of Python threads is checked. A change is reported as tampering (R
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
-import importlib.util
 import io
 import os
 import socket
@@ -23,7 +21,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from . import channel
@@ -83,33 +80,6 @@ def _block_runtime_compilation() -> None:
     cpp_extension.load_inline = refuse
 
 
-def load_entry(language: str, artifact_dir: Path, entry_file: str, entry_symbol: str) -> Callable[..., Any]:
-    """Import the solution and return its entry function."""
-    if language == "cuda_cpp":
-        libs = sorted(artifact_dir.rglob("*.so"))
-        if not libs:
-            raise ImportError(f"no built extension (.so) in {artifact_dir}")
-        lib = libs[0]
-        name = lib.name.split(".")[0]
-        loader = importlib.machinery.ExtensionFileLoader(name, str(lib))
-        spec = importlib.util.spec_from_file_location(name, str(lib), loader=loader)
-    else:
-        sys.path.insert(0, str(artifact_dir))
-        path = artifact_dir / entry_file
-        name = "solution_" + Path(entry_file).with_suffix("").as_posix().replace("/", "_")
-        spec = importlib.util.spec_from_file_location(name, str(path))
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {entry_file}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    fn = getattr(module, entry_symbol, None)
-    if not callable(fn):
-        defined = sorted(n for n in dir(module) if not n.startswith("_"))[:20]
-        raise AttributeError(f"entry point {entry_symbol!r} is not a function of {entry_file}; it defines {defined}")
-    return fn
-
-
 class Harness:
     """Runs commands from the judge against the loaded entry function."""
 
@@ -156,7 +126,12 @@ class Harness:
         self.threads_at_load = threading.active_count()
         started = time.perf_counter()
         try:
-            self.fn = load_entry(cmd["language"], Path(cmd["artifact_dir"]), cmd["entry_file"], cmd["entry_symbol"])
+            from solforge.problems import Solution
+
+            from .api import BuildReport
+            from .build import load_entry
+
+            self.fn = load_entry(BuildReport.model_validate(cmd["build"]), Solution.model_validate(cmd["solution"]))
         except BaseException as exc:  # the solution's import failed: its fault, reported as a status
             return {"ok": False, "status": "COMPILE_ERROR", "error": "importing the solution failed:\n" + _trim_traceback(exc)}
         # Import may legitimately spawn threads (compilers, thread pools); the limit counts from here.

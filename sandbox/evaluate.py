@@ -72,11 +72,11 @@ def evaluate(
         cwd=scratch,
         env=_judge_env(request, scratch),
         memory_limit_bytes=None,
-        pass_fds=(),
+        isolate_network=False,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=(scratch / "judge.log").open("wb"),
-    )
+    ).popen
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(request.model_dump_json().encode())
     proc.stdin.close()

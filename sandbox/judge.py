@@ -14,6 +14,7 @@ import math
 import os
 import secrets
 import socket
+import subprocess
 import sys
 import time
 import zlib
@@ -130,24 +131,26 @@ class CandidateProcess:
         from . import isolation
 
         self.sock, child = socket.socketpair()
+        home = scratch / "candidate"  # the only folder the candidate may write in
+        home.mkdir(exist_ok=True)
         self.log_path = scratch / "candidate.log"
         self._log = self.log_path.open("ab")
         spec = request.solution.spec
-        gpu_index = request.options.gpu_index
         extra_env = {"TRITON_INTERPRET": "1"} if device == "cpu" and spec.language is Language.triton else {}
-        env = isolation.scrubbed_env(extra_env, gpu_index=None if gpu_index is None else 0)
-        # CUDA_VISIBLE_DEVICES is already narrowed for the judge; the candidate inherits the same single GPU.
-        if "CUDA_VISIBLE_DEVICES" in os.environ:
-            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+        env = isolation.scrubbed_env(extra_env, gpu_index=None, scratch_dir=home)
+        # The judge's CUDA_VISIBLE_DEVICES is already narrowed to the one GPU of this evaluation.
+        if device.startswith("cuda"):
+            env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
         self.proc = isolation.spawn_isolated(
             [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno())],
-            cwd=scratch,
+            cwd=home,
             env=env,
             memory_limit_bytes=None if device.startswith("cuda") else int(request.options.memory_limit_gb * 2**30),
             pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
-        )
+        ).popen
         child.close()
 
     def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool) -> tuple[dict[str, Any], bytes | None]:
@@ -234,6 +237,7 @@ class Judge:
         self.rng = secrets.SystemRandom()
         self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
         self.candidate: CandidateProcess | None = None
+        self.load_failure: tuple[Status, str] | None = None
         self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
         self.build: BuildReport | None = None
         from solforge.problems.reference import load_reference_module
@@ -270,8 +274,8 @@ class Judge:
         self.candidate = CandidateProcess(self.build, self.request, str(self.device), self.scratch)
         spec = self.solution.spec
         answer, _ = self.candidate.request(
-            {"cmd": "load", "language": spec.language.value, "artifact_dir": self.build.artifact_dir,
-             "entry_file": spec.entry_file, "entry_symbol": spec.entry_symbol,
+            {"cmd": "load", "build": self.build.model_dump(mode="json"),
+             "solution": self.solution.model_dump(mode="json"),
              "dps": spec.destination_passing_style, "device": str(self.device)},
             CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
         )
@@ -352,11 +356,15 @@ class Judge:
                                     f"the reference failed on this workload: {type(exc).__name__}: {exc}", self.env)
             shared_inputs = self.to_shared(inputs)
             buffers = self.output_buffers(references)
+            if self.load_failure is not None:
+                return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
             if self.candidate is None or not self.candidate.alive:
                 answer = self.start_candidate()
                 if not answer.get("ok"):
-                    return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
-                                        answer.get("error", ""), self.env)
+                    # Importing the solution failed: it will fail the same way for every workload.
+                    self.load_failure = (Status(answer["status"]), answer.get("error", ""))
+                    self.candidate.kill()
+                    return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
             assert self.candidate is not None
             answer, blob = self.candidate.request(
                 {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
