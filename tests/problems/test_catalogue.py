@@ -1,0 +1,172 @@
+"""The bundled catalogue: generated, complete, and every reference runs on the CPU with sane outputs."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from solforge.problems import CATALOGUE_DIR, Problem, Workload, catalogue_names, load_problem
+from solforge.problems.generator import MODELS, build_catalogue, check_catalogue, write_catalogue
+from solforge.problems.generator.common import workload_uuid
+from solforge.problems.inputs import generate_inputs
+from solforge.problems.reference import load_reference_module
+
+NAMES = catalogue_names()
+
+
+# -- the generator ------------------------------------------------------------------------------
+
+
+def test_committed_catalogue_matches_the_generator() -> None:
+    differences = check_catalogue()
+    assert differences == [], "run `python -m solforge.problems.generator`:\n" + "\n".join(differences)
+
+
+def test_check_command_reports_differences_and_exits_1(tmp_path: Path) -> None:
+    problems = build_catalogue()[:2]
+    write_catalogue(tmp_path, problems)
+    assert check_catalogue(tmp_path, problems) == []
+    edited = tmp_path / problems[0].name / "workload.jsonl"
+    edited.write_text(edited.read_text().replace('"max_atol": 0.01', '"max_atol": 0.5', 1))
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "stray" / "definition.json").write_text("{}")
+    differences = check_catalogue(tmp_path, problems)
+    assert any(d.startswith(f"{problems[0].name}/workload.jsonl: differs (first at line 1") for d in differences)
+    assert any(d.startswith("stray: folder is not produced") for d in differences)
+    result = subprocess.run(
+        [sys.executable, "-m", "solforge.problems.generator", "--check", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert f"{problems[0].name}/workload.jsonl: differs" in result.stderr and "stray" in result.stderr
+
+
+def test_check_command_passes_on_the_committed_catalogue() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "solforge.problems.generator", "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"matches the generator ({len(NAMES)} problems)" in result.stdout
+
+
+def test_generation_is_deterministic() -> None:
+    from solforge.problems.generator import render_problem
+
+    first = [render_problem(p) for p in build_catalogue()]
+    second = [render_problem(p) for p in build_catalogue()]
+    assert first == second
+
+
+# -- the catalogue as a whole ---------------------------------------------------------------------
+
+
+def test_catalogue_size_and_spread() -> None:
+    problems = [load_problem(n) for n in NAMES]
+    assert len(problems) >= 14
+    categories = {p.definition.category for p in problems}
+    assert len(categories) >= 5, categories
+    assert len({p.definition.hf_id for p in problems}) >= 10
+    assert CATALOGUE_DIR.is_dir()
+
+
+# -- each problem ---------------------------------------------------------------------------------
+
+
+@cache
+def problem(name: str) -> Problem:
+    return load_problem(name)
+
+
+def footprint(p: Problem, w: Workload, *, outputs_only: bool = False) -> int:
+    """Bytes of all inputs and outputs (or only the outputs) of one workload."""
+    sizes = p.definition.resolve_axes(w.axes)
+    specs = [*p.definition.outputs.values()] if outputs_only else [*p.definition.inputs.values(), *p.definition.outputs.values()]
+    total = 0
+    for spec in specs:
+        shape = p.definition.shape_of(spec, sizes)
+        total += 0 if shape is None else math.prod(shape) * spec.dtype.bits // 8
+    return total
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_problem_metadata(name: str) -> None:
+    p = problem(name)
+    d = p.definition
+    assert d.hf_id and d.hf_id in {m.hf_id for m in MODELS}
+    assert d.category is not None and d.op_type and d.tags
+    assert d.description and len(d.description) > 200 and (d.hf_id.split("/")[-1][:4].lower() in d.description.lower())
+    distinct = {tuple(sorted(w.axes.items())) for w in p.workloads}
+    assert len(distinct) == len(p.workloads) >= 8
+    for w in p.workloads:
+        assert w.uuid == workload_uuid(name, w.axes)
+        assert w.tolerance is not None
+        assert set(w.inputs) == set(d.inputs)  # every input listed, as SOL-ExecBench files do
+    produced = sorted(footprint(p, w, outputs_only=True) for w in p.workloads)
+    assert produced[-1] >= 16 * produced[0], "workloads should sweep from small to large"
+    assert max(footprint(p, w) for w in p.workloads) <= 1 << 30, "keep the largest workload to hundreds of MB"
+
+
+def run_reference(p: Problem, module: Any, inputs: dict[str, Any]) -> list[torch.Tensor]:
+    with torch.no_grad():
+        result = module.run(*[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs.values()])
+    return list(result) if isinstance(result, tuple | list) else [result]
+
+
+def perturbed(value: Any) -> Any:
+    """The same input, changed but still valid."""
+    if not isinstance(value, torch.Tensor):
+        return value * 1.5
+    if value.is_floating_point():
+        f = value.float()
+        return (f * 1.25 + 0.25).to(value.dtype)
+    return torch.where(value > 1, value // 2, value)  # indices and lengths stay in range
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_runs_on_cpu_with_sane_outputs(name: str) -> None:
+    p = problem(name)
+    d = p.definition
+    module = load_reference_module(d)
+    smallest = sorted(p.workloads, key=lambda w: footprint(p, w))[:2]
+    for index, w in enumerate(smallest):
+        sizes = d.resolve_axes(w.axes)
+        inputs = generate_inputs(d, w, sizes, device="cpu", seed_or_generator=1234, problem_folder=p.folder)
+        start = time.perf_counter()
+        outputs = run_reference(p, module, inputs)
+        elapsed = time.perf_counter() - start
+        assert elapsed < 5.0, f"{name} {w.axes}: reference took {elapsed:.1f}s on the CPU"
+        assert len(outputs) == len(d.outputs)
+        for (out_name, spec), out in zip(d.outputs.items(), outputs, strict=True):
+            where = f"{name} {w.axes} output {out_name}"
+            assert tuple(out.shape) == d.shape_of(spec, sizes), where
+            assert out.dtype == spec.dtype.to_torch(), where
+            f = out.float()
+            assert torch.isfinite(f).all(), f"{where}: NaN or Inf"
+            assert f.abs().max() > 0, f"{where}: all zero"
+            assert len(torch.unique(f)) > 1, f"{where}: constant"
+        if index:
+            continue
+        # Deterministic: the same inputs give the same bits.
+        again = run_reference(p, module, inputs)
+        assert all(torch.equal(a, b) for a, b in zip(outputs, again, strict=True)), f"{name}: not deterministic"
+        # Fresh inputs change every output.
+        other = generate_inputs(d, w, sizes, device="cpu", seed_or_generator=4321, problem_folder=p.folder)
+        for out_name, a, b in zip(d.outputs, outputs, run_reference(p, module, other), strict=True):
+            assert not torch.equal(a, b), f"{name}: output {out_name} ignores the inputs"
+        # Every input matters: changing any one changes some output.
+        for in_name in d.inputs:
+            changed = dict(inputs)
+            changed[in_name] = perturbed(inputs[in_name])
+            new = run_reference(p, module, changed)
+            assert any(not torch.equal(a, b) for a, b in zip(outputs, new, strict=True)), (
+                f"{name}: changing input {in_name} changes no output"
+            )
