@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from solforge.problems import CATALOGUE_DIR, Problem, Workload, catalogue_names, load_problem
 from solforge.problems.generator import MODELS, build_catalogue, check_catalogue, write_catalogue
 from solforge.problems.generator.common import workload_uuid

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from solforge.problems import Definition, Problem, Tolerance, Workload, catalogue_names, load_problem
 from solforge.problems.inputs import generate_inputs
 from solforge.problems.reference import load_reference_module

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from solforge.problems import Definition, DType, FormatError, Workload
 from solforge.problems.inputs import fp4_e2m1_codes, generate_inputs, name_tokens
 from solforge.problems.reference import load_reference_module
