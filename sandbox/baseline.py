@@ -1,7 +1,8 @@
 """The baseline T_b and the speed-of-light figures of one timed workload.
 
-T_b is the faster of the eager reference and the reference under torch.compile, timed by the same
-timer on the same GPU with the same fresh-pointer and L2-flush discipline as the candidate. It is
+T_b is the faster of the eager reference and the reference under torch.compile, each run as a
+solution in a process started exactly like the candidate's and timed by the same harness (timer,
+fresh pointers, L2 flush), so the baseline and the candidate are measured under equal conditions. It is
 cached per (problem, definition hash, workload, GPU, torch version, timer) because a torch.compile
 of every workload costs minutes the first time and nothing after.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solforge.problems import Performance, Workload
+from solforge.problems import Definition, Performance, Solution, SourceFile, Workload, reference_solution
 
 if TYPE_CHECKING:
     from .judge import Judge
@@ -54,54 +56,83 @@ def _write_cache(path: Path, key: str, value: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _time_reference(judge: Judge, fn: Any, inputs: list[Any]) -> float:
-    from .timing import ShiftingPool, time_calls
+def baseline_solutions(definition: Definition) -> dict[str, Solution]:
+    """The reference as a solution, eager and under torch.compile (the two baseline candidates)."""
+    eager = reference_solution(definition)
+    source = eager.sources[0].content + (
+        "\n\n# solforge baseline: the same reference under torch.compile\n"
+        "import torch as _solforge_torch\n"
+        "_solforge_eager_run = run\n"
+        "run = _solforge_torch.compile(_solforge_eager_run, dynamic=False)\n"
+    )
+    compiled = eager.model_copy(update={"name": f"{definition.name}__compiled",
+                                        "sources": [SourceFile(path="reference.py", content=source)]})
+    return {"eager": eager, "compiled": compiled}
 
+
+def _time_variant(judge: Judge, variant: str, solution: Solution, inputs: list[Any], buffers: list[Any],
+                  specs: list[list[Any]], timer: str) -> float | str:
+    """Median latency (ms) of one baseline variant in its own process, or the reason it failed."""
+    from .build import build_solution
+
+    proc = judge.baseline_procs.get(variant)
+    if proc is None or not proc.alive:
+        build = build_solution(solution, target_arch=judge.target_arch(), cache_dir=judge.cache_dir,
+                               timeout_s=judge.options.compile_timeout_s)
+        if not build.ok:
+            return f"build failed: {build.log[:300]}"
+        proc, answer = judge.open_process(solution, build, f"baseline-{variant}")
+        judge.baseline_procs[variant] = proc
+        if not answer.get("ok"):
+            return f"load failed: {answer.get('error', '')[:300]}"
     cuda = judge.device.type == "cuda"
-    warmup = BASELINE_WARMUP if cuda else 1
-    iterations = BASELINE_ITERATIONS if cuda else 5
-    pool = ShiftingPool(inputs, warmup + iterations)
-    import torch
-
-    def call(*args: Any) -> Any:
-        with torch.no_grad():
-            return fn(*args)
-
-    timer = judge.options.timer if cuda else "auto"
-    return time_calls(call, pool.args_for_call, warmup=warmup, iterations=iterations, device=judge.device,
-                      timer=timer).median_ms
+    answer, _ = proc.request(
+        {"cmd": "time", "inputs": inputs, "outputs": buffers, "output_specs": specs,
+         "warmup": BASELINE_WARMUP if cuda else 1, "iterations": BASELINE_ITERATIONS if cuda else 5,
+         "check_at": -1, "timer": timer},
+        max(judge.options.run_timeout_s, 600.0), cuda_ipc=cuda,
+    )
+    if not answer.get("ok"):
+        return f"{answer.get('status')}: {answer.get('error', '')[:300]}"
+    return statistics.median(float(t) for t in answer["measurement"]["times_ms"])
 
 
-def measure_baseline(judge: Judge, workload: Workload, inputs: list[Any], timer: str) -> dict[str, Any]:
+def measure_baseline(judge: Judge, workload: Workload, inputs: list[Any], buffers: list[Any],
+                     specs: list[list[Any]], timer: str) -> dict[str, Any]:
     """Eager and compiled reference latencies (ms) for one workload, from the cache when present."""
     path, key = _cache_file(judge), _cache_key(judge, workload, timer)
     cached = _read_cache(path).get(key)
     if cached:
         return cached
-    result: dict[str, Any] = {"eager_ms": _time_reference(judge, judge.reference.run, inputs)}
-    if judge.device.type == "cuda":
-        import torch
-
-        try:
-            compiled = torch.compile(judge.reference.run, dynamic=False)
-            result["compiled_ms"] = _time_reference(judge, compiled, inputs)
-        except Exception as exc:  # a reference torch.compile cannot handle keeps the eager baseline
-            result["compile_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-    result["baseline_ms"] = min(v for k, v in result.items() if k.endswith("_ms"))
+    variants = baseline_solutions(judge.problem.definition)
+    if judge.device.type != "cuda":
+        del variants["compiled"]  # inductor on the CPU needs minutes per shape for no useful number
+    result: dict[str, Any] = {}
+    for name, solution in variants.items():
+        measured = _time_variant(judge, name, solution, inputs, buffers, specs, timer)
+        if isinstance(measured, str):
+            result[f"{name}_error"] = measured
+        else:
+            result[f"{name}_ms"] = measured
+    times = [v for k, v in result.items() if k.endswith("_ms")]
+    if not times:
+        raise RuntimeError(f"the reference could not be timed as a baseline: {result}")
+    result["baseline_ms"] = min(times)
     _write_cache(path, key, result)
     return result
 
 
 def attach_scores(judge: Judge, workload: Workload, sizes: dict[str, int], perf: Performance,
-                  inputs: list[Any]) -> str | None:
+                  inputs: list[Any], buffers: list[Any], specs: list[list[Any]]) -> str | None:
     """Fill the baseline and speed-of-light fields of ``perf``; return a REWARD_HACK verdict or None."""
     from . import score
 
     if judge.options.time_baseline:
-        baseline = measure_baseline(judge, workload, inputs, perf.timer or "auto")
-        perf.reference_latency_ms = baseline["eager_ms"]
+        baseline = measure_baseline(judge, workload, inputs, buffers, specs, judge.options.timer)
+        perf.reference_latency_ms = baseline.get("eager_ms")
         perf.baseline_latency_ms = baseline["baseline_ms"]
-        perf.speedup_factor = baseline["eager_ms"] / perf.latency_ms if perf.latency_ms > 0 else None
+        eager = baseline.get("eager_ms")
+        perf.speedup_factor = eager / perf.latency_ms if eager and perf.latency_ms > 0 else None
         perf.speedup = score.speedup(baseline["baseline_ms"], perf.latency_ms)
     if judge.device.type != "cuda":
         return None  # CPU timings carry no speed-of-light score

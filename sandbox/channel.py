@@ -69,7 +69,9 @@ def send_pickle(sock: socket.socket, obj: Any, *, cuda_ipc: bool) -> None:
     import pickle
 
     if cuda_ipc:
-        from torch.multiprocessing.reductions import ForkingPickler
+        from multiprocessing.reduction import ForkingPickler
+
+        import torch.multiprocessing  # noqa: F401  (registers torch's tensor reductions with ForkingPickler)
 
         buf = io.BytesIO()
         ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(obj)

@@ -64,6 +64,9 @@ def evaluate(
     from . import isolation
 
     problem = load_problem(request.problem)  # fail fast, in the caller, on an unknown problem
+    if problem.folder is not None and Path(request.problem).is_dir():
+        # The judge runs in its own scratch folder: a relative problem path must not depend on ours.
+        request = request.model_copy(update={"problem": str(Path(request.problem).resolve())})
     scratch = Path(tempfile.mkdtemp(prefix="solforge-eval-"))
     started = time.monotonic()
     deadline = started + request.options.total_timeout_s + JUDGE_GRACE_S

@@ -28,6 +28,7 @@ from solforge.problems import (
     Language,
     Performance,
     Problem,
+    Solution,
     Status,
     Trace,
     Workload,
@@ -127,16 +128,19 @@ def held_out_workloads(problem: Problem, count: int, rng: secrets.SystemRandom) 
 class CandidateProcess:
     """The candidate's process and the judge's end of the socket."""
 
-    def __init__(self, build: BuildReport, request: EvalRequest, device: str, scratch: Path) -> None:
+    def __init__(self, solution: Solution, options: EvalOptions, device: str, scratch: Path) -> None:
         from . import isolation
 
         self.sock, child = socket.socketpair()
-        home = scratch / "candidate"  # the only folder the candidate may write in
-        home.mkdir(exist_ok=True)
+        home = scratch / "home"  # the only folder the candidate may write in
+        home.mkdir(parents=True, exist_ok=True)
         self.log_path = scratch / "candidate.log"
         self._log = self.log_path.open("ab")
-        spec = request.solution.spec
+        spec = solution.spec
         extra_env = {"TRITON_INTERPRET": "1"} if device == "cpu" and spec.language is Language.triton else {}
+        # Where solforge's own dependencies live when they are not in site-packages (a --target install).
+        if os.environ.get("PYTHONPATH"):
+            extra_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         env = isolation.scrubbed_env(extra_env, gpu_index=None, scratch_dir=home)
         # The judge's CUDA_VISIBLE_DEVICES is already narrowed to the one GPU of this evaluation.
         if device.startswith("cuda"):
@@ -145,7 +149,7 @@ class CandidateProcess:
             [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno())],
             cwd=home,
             env=env,
-            memory_limit_bytes=None if device.startswith("cuda") else int(request.options.memory_limit_gb * 2**30),
+            memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=self._log,
@@ -238,6 +242,7 @@ class Judge:
         self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
         self.candidate: CandidateProcess | None = None
         self.load_failure: tuple[Status, str] | None = None
+        self.baseline_procs: dict[str, CandidateProcess | None] = {}
         self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
         self.build: BuildReport | None = None
         from solforge.problems.reference import load_reference_module
@@ -269,16 +274,23 @@ class Judge:
         emit(EvalEvent(kind="build", build=report))
         return report
 
-    def start_candidate(self) -> dict[str, Any]:
-        assert self.build is not None and self.build.artifact_dir is not None
-        self.candidate = CandidateProcess(self.build, self.request, str(self.device), self.scratch)
-        spec = self.solution.spec
-        answer, _ = self.candidate.request(
-            {"cmd": "load", "build": self.build.model_dump(mode="json"),
-             "solution": self.solution.model_dump(mode="json"),
-             "dps": spec.destination_passing_style, "device": str(self.device)},
+    def open_process(self, solution: Solution, build: BuildReport, label: str) -> tuple[CandidateProcess, dict[str, Any]]:
+        """Start a candidate-style process and load ``solution`` in it.
+
+        The baselines run in processes started the same way (same isolation, same harness), so the
+        reference and the candidate are timed under identical conditions.
+        """
+        proc = CandidateProcess(solution, self.options, str(self.device), self.scratch / label)
+        answer, _ = proc.request(
+            {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
+             "dps": solution.spec.destination_passing_style, "device": str(self.device)},
             CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
         )
+        return proc, answer
+
+    def start_candidate(self) -> dict[str, Any]:
+        assert self.build is not None
+        self.candidate, answer = self.open_process(self.solution, self.build, "candidate")
         return answer
 
     # -- one workload -------------------------------------------------------------------
@@ -467,7 +479,7 @@ class Judge:
         warnings = list(measurement.get("warnings") or [])
         from .baseline import attach_scores
 
-        verdict = attach_scores(self, workload, sizes, perf, shared_inputs)
+        verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs)
         if verdict is not None:
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
         del torch
@@ -518,8 +530,9 @@ class Judge:
 
                     torch.cuda.empty_cache()
         finally:
-            if self.candidate is not None:
-                self.candidate.close()
+            for proc in [self.candidate, *self.baseline_procs.values()]:
+                if proc is not None:
+                    proc.close()
         report.timer = next((t.evaluation.performance.timer for t in report.traces
                              if t.evaluation and t.evaluation.performance), None)
         return self.finish(report, started)

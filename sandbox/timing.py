@@ -4,14 +4,15 @@ The loop, for each of ``warmup + iterations`` calls::
 
     args  = fresh copies of the inputs at a new address, outputs at a new address  (untimed)
     flush L2 by writing a buffer twice its size; synchronise                        (untimed)
-    t0 = host timestamp; fn(*args); t1 = host timestamp                             (the window)
-    synchronise
+    t0 = CUPTI timestamp; fn(*args); synchronise the device; t1 = CUPTI timestamp    (the window)
     (after the loop) time of call i = max(end) - min(start) over every GPU activity
-                     launched by an API call that began inside window i
+                     that started inside window i
 
-With CUPTI the GPU activities are kernels, memcpys and memsets on any stream, matched to the
-window through the correlation ids of the runtime and driver API records, so work pushed to a
-side stream or a helper thread during the call is counted. CUDA events on the current stream are
+With CUPTI the GPU activities are kernels, memcpys and memsets on any stream, in the same clock
+as the host timestamps. The flush has finished before t0 and the device is idle again at t1, so
+everything that runs in the window belongs to the call, whichever stream or thread launched it.
+Only GPU activity is traced, not the runtime and driver APIs: API tracing adds tens of microseconds
+to every launch, which would count against multi-kernel solutions through the gaps it opens. CUDA events on the current stream are
 the stated fallback when CUPTI is not importable; on the CPU the host clock is used and the result
 is labelled ``cpu``.
 """
@@ -136,12 +137,10 @@ class _Cupti:
         from cupti import cupti
 
         self.cupti = cupti
-        self.api_records: list[tuple[int, int, int]] = []  # (start, end, correlation id)
-        self.gpu_records: list[tuple[int, int, int, str]] = []  # (start, end, correlation id, name)
+        self.gpu_records: list[tuple[int, int, str]] = []  # (start, end, name)
         kinds = cupti.ActivityKind
-        self._api_kinds = {int(kinds.RUNTIME), int(kinds.DRIVER)}
         self._gpu_kinds = {int(kinds.CONCURRENT_KERNEL), int(kinds.MEMCPY), int(kinds.MEMSET)}
-        self._enabled = [kinds.RUNTIME, kinds.DRIVER, kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET]
+        self._enabled = [kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET]
 
     def _buffer_requested(self) -> tuple[int, int]:
         return 8 * 1024 * 1024, 0
@@ -149,11 +148,9 @@ class _Cupti:
     def _buffer_completed(self, activities: list[Any]) -> None:
         for a in activities:
             kind = int(a.kind)
-            if kind in self._api_kinds:
-                self.api_records.append((int(a.start), int(a.end), int(a.correlation_id)))
-            elif kind in self._gpu_kinds:
+            if kind in self._gpu_kinds:
                 name = getattr(a, "name", None) or ("memcpy" if kind == int(self.cupti.ActivityKind.MEMCPY) else "memset")
-                self.gpu_records.append((int(a.start), int(a.end), int(a.correlation_id), str(name)))
+                self.gpu_records.append((int(a.start), int(a.end), str(name)))
 
     def start(self) -> None:
         for kind in self._enabled:
@@ -172,15 +169,12 @@ class _Cupti:
             self.cupti.finalize()
 
     def spans(self, windows: list[tuple[int, int]]) -> tuple[list[float], list[list[str]]]:
-        """Per window: (max end - min start) in ms over GPU work launched inside it, and the kernel names."""
-        by_corr: dict[int, list[tuple[int, int, str]]] = {}
-        for start, end, corr, name in self.gpu_records:
-            by_corr.setdefault(corr, []).append((start, end, name))
-        api = sorted(self.api_records)
+        """Per window: (max end - min start) in ms over GPU work that started inside it, and the names."""
+        records = sorted(self.gpu_records)
         times: list[float] = []
         names: list[list[str]] = []
         for t0, t1 in windows:
-            work = [w for s, _e, corr in api if t0 <= s <= t1 for w in by_corr.get(corr, [])]
+            work = [r for r in records if t0 <= r[0] <= t1]
             if not work:
                 times.append(0.0)
                 names.append([])
@@ -245,8 +239,8 @@ def time_calls(
                 torch.cuda.synchronize(device)
                 t0 = rec.timestamp()
                 result = fn(*args)
-                t1 = rec.timestamp()
                 torch.cuda.synchronize(device)
+                t1 = rec.timestamp()
                 windows.append((t0, t1))
                 if after_call is not None:
                     after_call(i, args, result)
