@@ -1,0 +1,135 @@
+"""Timing fidelity: solforge's timer against Nsight Compute, and the spread of repeated evaluations.
+
+Part 1 times three device copies sized to run about 10 us, 100 us and 1 ms on an H200 with
+solforge's timer (CUPTI, L2 flushed, fresh pointers) and with ``ncu --clock-control none``
+(gpu__time_duration, caches flushed by ncu before every kernel), and reports the ratio of medians.
+
+Part 2 evaluates one solution five times with ``solforge eval`` and reports, per workload, the
+spread (max - min) / median of the five medians, and the wall time of each (build and baseline
+cached after the first), which is the turnaround an agent sees.
+
+    python benchmarks/timing/fidelity.py --out fidelity.json [--solution S --problem P]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+# Bytes copied (read + write = 2x) for ~10 us, ~100 us, ~1 ms at ~4.3 TB/s.
+SIZES = {"10us": 20 << 20, "100us": 200 << 20, "1ms": 2 << 30}
+
+
+def _kernel_main(nbytes: int, calls: int) -> None:
+    """Run under ncu: the same copy, ``calls`` times."""
+    import torch
+
+    src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    torch.cuda.synchronize()
+    for _ in range(calls):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+
+
+def solforge_time(nbytes: int) -> float:
+    import torch
+
+    from solforge.sandbox.timing import ShiftingPool, time_calls
+
+    src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    pool = ShiftingPool([src, dst], 60, fill_outputs_from=1)
+    m = time_calls(lambda s, d: d.copy_(s), pool.args_for_call, warmup=10, iterations=50,
+                   device=torch.device("cuda"))
+    return m.median_ms
+
+
+def ncu_time(nbytes: int) -> float | str:
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return "ncu not found"
+    cmd = [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--launch-skip", "3",
+           "--launch-count", "20", sys.executable, __file__, "--kernel", str(nbytes), "--calls", "25"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    rows = [r for r in csv.reader(io.StringIO(done.stdout)) if len(r) > 5]
+    if len(rows) < 2:
+        return f"ncu produced no rows (exit {done.returncode}): {(done.stderr or done.stdout)[-400:]}"
+    header, body = rows[0], rows[1:]
+    unit_col, value_col = header.index("Metric Unit"), header.index("Metric Value")
+    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+    values = [float(r[value_col].replace(",", "")) * scale.get(r[unit_col], 1e-6) for r in body]
+    return statistics.median(values)
+
+
+def repeated_evals(problem: str, solution: str, repeats: int) -> dict:
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "solforge.server.cli", "eval", problem, "--solution", solution,
+                               "--json", "-q"], capture_output=True, text=True, timeout=900)
+        wall = time.perf_counter() - started
+        traces = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        runs.append({"wall_s": round(wall, 2), "exit": done.returncode,
+                     "latency_ms": {t["workload"]["uuid"]: (t["evaluation"].get("performance") or {}).get("latency_ms")
+                                    for t in traces},
+                     "statuses": sorted({t["evaluation"]["status"] for t in traces}),
+                     "stderr": done.stderr[-500:] if done.returncode else ""})
+    spreads = {}
+    for uuid in runs[0]["latency_ms"]:
+        values = [r["latency_ms"].get(uuid) for r in runs]
+        if all(v for v in values):
+            spreads[uuid] = (max(values) - min(values)) / statistics.median(values)
+    return {"problem": problem, "solution": solution, "runs": runs, "workloads": len(runs[0]["latency_ms"]),
+            "max_spread": max(spreads.values()) if spreads else None,
+            "median_spread": statistics.median(spreads.values()) if spreads else None,
+            "wall_s_cached": [r["wall_s"] for r in runs[1:]]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kernel", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--calls", type=int, default=25, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--problem")
+    parser.add_argument("--solution")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.kernel:
+        _kernel_main(args.kernel, args.calls)
+        return 0
+    result: dict = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "copies": {}}
+    import torch
+
+    result["gpu"] = torch.cuda.get_device_name()
+    result["torch"] = torch.__version__
+    for label, nbytes in SIZES.items():
+        ours = solforge_time(nbytes)
+        theirs = ncu_time(nbytes)
+        row = {"bytes_copied": nbytes, "solforge_ms": ours, "ncu_ms": theirs}
+        if isinstance(theirs, float):
+            row["ratio"] = ours / theirs
+        result["copies"][label] = row
+        print(f"{label:6s} solforge {ours * 1e3:9.2f} us   ncu {theirs if isinstance(theirs, str) else f'{theirs * 1e3:9.2f} us'}",
+              file=sys.stderr)
+    if args.problem and args.solution:
+        result["repeated"] = repeated_evals(args.problem, args.solution, args.repeats)
+        rep = result["repeated"]
+        print(f"repeated evals: max spread {rep['max_spread']}, walls {[r['wall_s'] for r in rep['runs']]}",
+              file=sys.stderr)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
