@@ -70,16 +70,21 @@ def evaluate(
     scratch = Path(tempfile.mkdtemp(prefix="solforge-eval-"))
     started = time.monotonic()
     deadline = started + request.options.total_timeout_s + JUDGE_GRACE_S
-    proc = isolation.spawn_isolated(
-        [sys.executable, "-m", "solforge.sandbox.judge"],
-        cwd=scratch,
-        env=_judge_env(request, scratch),
-        memory_limit_bytes=None,
-        isolate_network=False,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=(scratch / "judge.log").open("wb"),
-    ).popen
+    try:
+        with (scratch / "judge.log").open("wb") as judge_log:
+            proc = isolation.spawn_isolated(
+                [sys.executable, "-m", "solforge.sandbox.judge"],
+                cwd=scratch,
+                env=_judge_env(request, scratch),
+                memory_limit_bytes=None,
+                isolate_network=False,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=judge_log,
+            ).popen
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(request.model_dump_json().encode())
     proc.stdin.close()
