@@ -62,6 +62,11 @@ def baseline_solutions(definition: Definition) -> dict[str, Solution]:
     source = eager.sources[0].content + (
         "\n\n# solforge baseline: the same reference under torch.compile\n"
         "import torch as _solforge_torch\n"
+        "import torch._dynamo as _solforge_dynamo\n"
+        "# one compiled graph per workload shape: lift the recompile limit so no shape falls back to eager\n"
+        "_solforge_dynamo.config.cache_size_limit = 256\n"
+        "if hasattr(_solforge_dynamo.config, 'recompile_limit'):\n"
+        "    _solforge_dynamo.config.recompile_limit = 256\n"
         "_solforge_eager_run = run\n"
         "run = _solforge_torch.compile(_solforge_eager_run, dynamic=False)\n"
     )
