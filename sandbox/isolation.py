@@ -631,6 +631,8 @@ _SECRET_NAME = re.compile(
 )
 """Names that never reach a child, even through ``extra``: tokens, keys and database URLs."""
 
+_TOOLS_ON_PATH = ("gcc", "g++", "cc", "c++", "nvcc", "ninja", "ptxas", "c++filt", "cu++filt", "cuobjdump")
+"""Programs whose folders the sandboxed PATH keeps, wherever the parent found them."""
 _PASSTHROUGH = ("LD_LIBRARY_PATH", "CC", "CXX", "CUDAHOSTCXX", "MAX_JOBS", "TZ")
 """Harmless host settings a compiler or the CUDA runtime may need, copied when the parent has them."""
 
@@ -697,6 +699,12 @@ def scrubbed_env(
     path = [str(Path(sys.executable).parent)]  # the venv's ninja and console scripts
     if cuda_home:
         path.append(str(Path(cuda_home) / "bin"))
+    # The host compilers where the parent finds them (some images keep gcc in /opt/gcc/bin): Triton
+    # builds its launcher and inductor its kernels with them at run time, inside the sandbox.
+    for tool in _TOOLS_ON_PATH:
+        found = shutil.which(tool)
+        if found:
+            path.append(str(Path(found).parent))
     path += ["/usr/local/bin", "/usr/bin", "/bin"]
 
     env: dict[str, str] = {
