@@ -24,6 +24,7 @@ EXIT_NOT_RUN = 3
 
 def _eval(args: argparse.Namespace) -> int:
     from rich.console import Console
+
     from solforge.problems import SolforgeError, load_problem, load_solution
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
     from solforge.sandbox.evaluate import evaluate
@@ -51,17 +52,21 @@ def _eval(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
     if solution.definition != problem.name:
-        err.print(f"[yellow]note:[/yellow] solution names definition {solution.definition!r}, evaluating on {problem.name!r}")
+        err.print(
+            f"[yellow]note:[/yellow] solution names definition {solution.definition!r}, evaluating on {problem.name!r}"
+        )
     request = EvalRequest(problem=args.problem, solution=solution, options=options)
 
     cancel = threading.Event()
     if args.json:
+
         def on_event(event: EvalEvent) -> None:
             if event.kind == "trace" and event.trace is not None:
                 sys.stdout.write(event.trace.model_dump_json() + "\n")
                 sys.stdout.flush()
             elif event.kind == "progress" and not args.quiet:
                 print(event.message, file=sys.stderr)
+
         try:
             report = evaluate(request, on_event=on_event, cancel=cancel)
         except KeyboardInterrupt:
@@ -75,14 +80,23 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=err, transient=True) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
             task = bar.add_task(f"{problem.name}: starting", total=len(problem.workloads))
 
             def on_event(event: EvalEvent) -> None:
                 if event.kind == "progress":
-                    bar.update(task, description=f"{problem.name}: {event.message}",
-                               **({"completed": event.done, "total": event.total} if event.total else {}))
+                    bar.update(
+                        task,
+                        description=f"{problem.name}: {event.message}",
+                        **({"completed": event.done, "total": event.total} if event.total else {}),
+                    )
                 elif event.kind == "trace":
                     bar.advance(task)
 
@@ -110,20 +124,27 @@ def _fmt_ms(value: float | None) -> str:
 
 def _print_report(report: Any, console: Any) -> None:
     from rich.table import Table
+
     from solforge.sandbox.score import geomean
 
     build = report.build
     if build is not None:
         state = "cached" if build.cached else f"{build.seconds:.1f} s"
-        console.print(f"build: {'ok' if build.ok else build.status} ({build.language}, {build.target_arch}, {state})")
+        console.print(
+            f"build: {'ok' if build.ok else build.status} ({build.language}, {build.target_arch}, {state})"
+        )
         for k in build.kernels[:8]:
-            console.print(f"  kernel {k.name[:60]}: {k.registers} regs, {k.shared_bytes} B smem, "
-                          f"spills {k.spill_stores_bytes or 0}/{k.spill_loads_bytes or 0} B")
+            console.print(
+                f"  kernel {k.name[:60]}: {k.registers} regs, {k.shared_bytes} B smem, "
+                f"spills {k.spill_stores_bytes or 0}/{k.spill_loads_bytes or 0} B"
+            )
         if not build.ok:
             console.print(build.log)
     if not report.traces:
         return
-    table = Table(title=f"{report.problem} / {report.solution} on {report.device} ({report.timer or '-'} timer)")
+    table = Table(
+        title=f"{report.problem} / {report.solution} on {report.device} ({report.timer or '-'} timer)"
+    )
     for col in ("workload", "axes", "status", "latency", "baseline", "T_SOL", "bound", "score", "speedup"):
         table.add_column(col)
     scores: list[float] = []
@@ -133,9 +154,13 @@ def _print_report(report: Any, console: Any) -> None:
         perf = ev.performance
         style = "green" if ev.status == "PASSED" else "red"
         table.add_row(
-            t.workload.uuid[:8], json.dumps(t.workload.axes), f"[{style}]{ev.status.value}[/{style}]",
-            _fmt_ms(perf.latency_ms if perf else None), _fmt_ms(perf.baseline_latency_ms if perf else None),
-            _fmt_ms(perf.sol_latency_ms if perf else None), (perf.sol_bound or "-") if perf else "-",
+            t.workload.uuid[:8],
+            json.dumps(t.workload.axes),
+            f"[{style}]{ev.status.value}[/{style}]",
+            _fmt_ms(perf.latency_ms if perf else None),
+            _fmt_ms(perf.baseline_latency_ms if perf else None),
+            _fmt_ms(perf.sol_latency_ms if perf else None),
+            (perf.sol_bound or "-") if perf else "-",
             f"{perf.sol_score:.3f}" if perf and perf.sol_score is not None else "-",
             f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
         )
@@ -145,11 +170,15 @@ def _print_report(report: Any, console: Any) -> None:
     console.print(table)
     for t in report.traces:
         if t.evaluation.status != "PASSED":
-            console.print(f"[red]{t.workload.uuid[:8]} {t.evaluation.status.value}:[/red] {t.evaluation.log[:1500]}")
+            console.print(
+                f"[red]{t.workload.uuid[:8]} {t.evaluation.status.value}:[/red] {t.evaluation.log[:1500]}"
+            )
             break
     passed = sum(t.evaluation.status == "PASSED" for t in report.traces)
     line = f"{passed}/{len(report.traces)} passed"
-    if any(t.evaluation.performance and t.evaluation.performance.sol_score is not None for t in report.traces):
+    if any(
+        t.evaluation.performance and t.evaluation.performance.sol_score is not None for t in report.traces
+    ):
         line += f", SOL score {sum(scores) / len(scores):.3f} (failed workloads count 0)"
     if speedups:
         line += f", geomean speedup over baseline {geomean(speedups):.2f}x"
@@ -161,17 +190,27 @@ def _print_report(report: Any, console: Any) -> None:
 def _problems(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+
     from solforge.problems import iter_catalogue, load_problem
 
     console = Console()
     if args.problems_cmd == "show":
         problem = load_problem(args.name)
         if args.json:
-            print(json.dumps({"definition": problem.definition.to_json_dict(),
-                              "workloads": [w.to_json_dict() for w in problem.workloads]}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "definition": problem.definition.to_json_dict(),
+                        "workloads": [w.to_json_dict() for w in problem.workloads],
+                    },
+                    indent=2,
+                )
+            )
         else:
             d = problem.definition
-            console.print(f"[bold]{d.name}[/bold] ({d.category}, {d.op_type}) from {d.hf_id}\n{d.description}")
+            console.print(
+                f"[bold]{d.name}[/bold] ({d.category}, {d.op_type}) from {d.hf_id}\n{d.description}"
+            )
             console.print(f"axes: {json.dumps({k: v.to_json_dict() for k, v in d.axes.items()})}")
             console.print(f"{len(problem.workloads)} workloads; reference:\n{d.reference}")
         return EXIT_OK
@@ -180,13 +219,26 @@ def _problems(args: argparse.Namespace) -> int:
         problems = [p for p in problems if p.definition.category == args.category]
     if args.text:
         needle = args.text.lower()
-        problems = [p for p in problems if needle in (p.name + " " + (p.definition.description or "") +
-                                                      " " + (p.definition.hf_id or "")).lower()]
+        problems = [
+            p
+            for p in problems
+            if needle
+            in (p.name + " " + (p.definition.description or "") + " " + (p.definition.hf_id or "")).lower()
+        ]
     if args.json:
         for p in problems:
             d = p.definition
-            print(json.dumps({"name": d.name, "category": d.category, "op_type": d.op_type, "hf_id": d.hf_id,
-                              "workloads": len(p.workloads)}))
+            print(
+                json.dumps(
+                    {
+                        "name": d.name,
+                        "category": d.category,
+                        "op_type": d.op_type,
+                        "hf_id": d.hf_id,
+                        "workloads": len(p.workloads),
+                    }
+                )
+            )
         return EXIT_OK
     table = Table(title=f"{len(problems)} problems")
     for col in ("name", "category", "op_type", "model", "workloads"):
@@ -207,7 +259,9 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from solforge.server.app import run_server
 
-    return run_server(http=args.http, db=args.db, agent=args.agent, token=args.token, workers=not args.no_workers)
+    return run_server(
+        http=args.http, db=args.db, agent=args.agent, token=args.token, workers=not args.no_workers
+    )
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -226,12 +280,16 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="solforge", description="Agent-driven GPU kernel optimisation: MCP server, "
-                                     "evaluation engine and swarm planner.")
+    parser = argparse.ArgumentParser(
+        prog="solforge",
+        description="Agent-driven GPU kernel optimisation: MCP server, evaluation engine and swarm planner.",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("serve", help="run the MCP server (stdio by default) with its ledger and local workers")
+    p = sub.add_parser(
+        "serve", help="run the MCP server (stdio by default) with its ledger and local workers"
+    )
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio")
     p.add_argument("--db", metavar="URL", help="ledger URL (default: SQLite in the data folder)")
     p.add_argument("--agent", metavar="NAME", help="this stdio client's agent name")
@@ -259,7 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", help="compile target, e.g. sm_90a or sm_100a")
     p.add_argument("--timer", choices=["auto", "cupti", "cuda_events"], default="auto")
     p.add_argument("--compile-only", action="store_true")
-    p.add_argument("--submission", action="store_true", help="secret seed, extra rounds and held-out workloads")
+    p.add_argument(
+        "--submission", action="store_true", help="secret seed, extra rounds and held-out workloads"
+    )
     p.add_argument("--no-baseline", action="store_true", help="skip baseline timing")
     p.add_argument("--cache-dir")
     p.set_defaults(func=_eval)
@@ -289,8 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     return int(args.func(args))
 
 

@@ -1,0 +1,132 @@
+"""``solforge init claude|cursor``: write the MCP client configuration for this machine.
+
+Claude Code reads ``.mcp.json`` (project scope) and ``.claude/settings.local.json``; Cursor reads
+``.cursor/mcp.json``. Each file is merged, not overwritten: other servers and settings are kept, and
+only the ``solforge`` entry is replaced. Paths are absolute (this virtual environment's
+``solforge``), so the files are for this machine; HTTP entries read the bearer token from the
+``SOLFORGE_TOKEN`` environment variable instead of storing it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+SERVER_NAME = "solforge"
+TOOL_TIMEOUT_MS = 180_000
+"""Claude Code's per-call wall clock for solforge tools. Tools return within ~55 s (they hand back a
+job_id rather than block), so this is slack; it also lifts Claude Code's 60 s HTTP fetch budget."""
+STARTUP_TIMEOUT_MS = 30_000
+"""MCP_TIMEOUT: how long Claude Code waits for the server to start (it starts in about a second)."""
+
+
+def solforge_command() -> list[str]:
+    """The command that starts this installation's solforge: the venv's script, else ``python -m``."""
+    script = Path(sys.executable).parent / "solforge"
+    if script.is_file():
+        return [str(script.absolute())]
+    found = shutil.which("solforge")
+    if found:
+        return [str(Path(found).absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "solforge.server.cli"]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix or remove it and rerun"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object; fix or remove it and rerun")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _entry(client: Literal["claude", "cursor"], http: str | None) -> dict[str, Any]:
+    if http is not None:
+        url = http if http.startswith(("http://", "https://")) else f"http://{http}"
+        url = url.rstrip("/")
+        if not url.endswith("/mcp"):
+            url += "/mcp"
+        if client == "claude":
+            return {
+                "type": "http",
+                "url": url,
+                "headers": {"Authorization": "Bearer ${SOLFORGE_TOKEN}"},
+                "timeout": TOOL_TIMEOUT_MS,
+            }
+        return {"url": url, "headers": {"Authorization": "Bearer ${env:SOLFORGE_TOKEN}"}}
+    command = solforge_command()
+    entry: dict[str, Any] = {
+        "type": "stdio",
+        "command": command[0],
+        "args": [*command[1:], "serve", "--agent", client],
+        "env": {},
+    }
+    if client == "claude":
+        entry["timeout"] = TOOL_TIMEOUT_MS
+    return entry
+
+
+def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: str | None) -> list[Path]:
+    """Write (merge) the MCP configuration of ``client`` into ``target_dir``.
+
+    Parameters
+    ----------
+    client
+        ``claude`` (Claude Code) or ``cursor``.
+    target_dir
+        The project folder the client opens.
+    http
+        ``HOST:PORT`` (or a URL) of a running ``solforge serve --http`` to connect to; None starts
+        solforge over stdio from the client.
+
+    Returns
+    -------
+    list[Path]
+        The files written.
+
+    Raises
+    ------
+    ValueError
+        For an unknown client, or an existing file that is not a JSON object.
+    """
+    if client not in ("claude", "cursor"):
+        raise ValueError(f"unknown client {client!r}; use claude or cursor")
+    target_dir = Path(target_dir).absolute()
+    written: list[Path] = []
+    if client == "claude":
+        path = target_dir / ".mcp.json"
+        data = _read_json(path)
+        data.setdefault("mcpServers", {})[SERVER_NAME] = _entry("claude", http)
+        written.append(_write_json(path, data))
+        # Approve the project server without a prompt, and give MCP the start-up and call timeouts.
+        settings_path = target_dir / ".claude" / "settings.local.json"
+        settings = _read_json(settings_path)
+        enabled = settings.setdefault("enabledMcpjsonServers", [])
+        if SERVER_NAME not in enabled:
+            enabled.append(SERVER_NAME)
+        env = settings.setdefault("env", {})
+        env.setdefault("MCP_TIMEOUT", str(STARTUP_TIMEOUT_MS))
+        env.setdefault("MCP_TOOL_TIMEOUT", str(TOOL_TIMEOUT_MS))
+        written.append(_write_json(settings_path, settings))
+    else:
+        path = target_dir / ".cursor" / "mcp.json"
+        data = _read_json(path)
+        data.setdefault("mcpServers", {})[SERVER_NAME] = _entry("cursor", http)
+        written.append(_write_json(path, data))
+    return written

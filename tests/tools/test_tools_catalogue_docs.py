@@ -1,0 +1,192 @@
+"""list_problems, get_problem and read_docs as plain functions (no MCP, no ledger)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from solforge.problems import FormatError, ProblemNotFound
+from solforge.tools.base import ToolServices, ToolSettings, clip
+from solforge.tools.docs import ReadDocsInput, read_docs
+from solforge.tools.errors import ToolInputError
+from solforge.tools.problems import GetProblemInput, ListProblemsInput, get_problem, list_problems
+from solforge.tools.testing import (
+    RMSNORM,
+    rmsnorm_definition,
+    services_for,
+    synthesise_problems,
+    write_problem,
+)
+from solforge.tools.testing import tool_context as context
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_list_problems_rows_and_text(services: ToolServices) -> None:
+    result = await list_problems(ListProblemsInput(), context(services))
+    assert result.total == 1 and result.next_offset is None and not result.scores_available
+    row = result.rows[0]
+    assert (row.name, row.category, row.op_type, row.model, row.workloads) == (
+        RMSNORM,
+        "llm",
+        "rmsnorm",
+        "Qwen/Qwen3-8B",
+        3,
+    )
+    assert row.status == "new" and row.best_score is None
+    text = result.render()
+    assert RMSNORM in text and "get_problem" in text
+
+
+async def test_list_problems_filters_and_pages(tmp_path: Path) -> None:
+    root = synthesise_problems(tmp_path / "many", 40)
+    services = services_for(root)
+    ctx = context(services)
+    page = await list_problems(ListProblemsInput(limit=15), ctx)
+    assert page.total == 40 and len(page.rows) == 15 and page.next_offset == 15
+    assert "offset=15" in page.render()
+    last = await list_problems(ListProblemsInput(limit=15, offset=30), ctx)
+    assert len(last.rows) == 10 and last.next_offset is None
+    names = [r.name for r in page.rows] + [
+        r.name for r in (await list_problems(ListProblemsInput(offset=15, limit=25), ctx)).rows
+    ]
+    assert len(set(names)) == 40
+    assert {
+        r.category for r in (await list_problems(ListProblemsInput(category="vision", limit=200), ctx)).rows
+    } == {"vision"}
+    gemm = await list_problems(ListProblemsInput(op_type="GEMM", limit=200), ctx)
+    assert gemm.total == 5 and all(r.op_type == "gemm" for r in gemm.rows)
+    flux = await list_problems(ListProblemsInput(model="flux", limit=200), ctx)
+    assert flux.total == 10
+    text = await list_problems(ListProblemsInput(text="synthetic rope", limit=200), ctx)
+    assert text.total == 5
+    none = await list_problems(ListProblemsInput(text="no such words"), ctx)
+    assert none.total == 0 and "Loosen the filters" in none.render()
+    by_wl = await list_problems(ListProblemsInput(sort="workloads", limit=3), ctx)
+    assert by_wl.rows[0].workloads >= by_wl.rows[-1].workloads
+
+
+async def test_list_problems_input_is_validated() -> None:
+    with pytest.raises(ValidationError):
+        ListProblemsInput(category="cooking")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        ListProblemsInput(limit=0)
+    with pytest.raises(ValidationError):
+        ListProblemsInput(problem_name="x")  # type: ignore[call-arg]
+
+
+async def test_index_rereads_changed_and_skips_broken_folders(tmp_path: Path) -> None:
+    root = synthesise_problems(tmp_path / "p", 3)
+    services = services_for(root)
+    assert len(services.problems.entries()) == 3
+    broken = root / "zz_broken"
+    broken.mkdir()
+    (broken / "definition.json").write_text("{not json")
+    (broken / "workload.jsonl").write_text("")
+    rows = (await list_problems(ListProblemsInput(), context(services))).rows
+    assert [r.name for r in rows] == sorted(e.name for e in services.problems.entries() if not e.broken)
+    with pytest.raises(FormatError):
+        services.problems.load("zz_broken")
+    time.sleep(0.01)
+    write_problem(root, rmsnorm_definition("synth_rmsnorm_0000", description="changed text"))
+    assert any(e.description == "changed text" for e in services.problems.entries())
+
+
+async def test_get_problem_answers_signature_reference_workloads(services: ToolServices) -> None:
+    result = await get_problem(GetProblemInput(name=RMSNORM), context(services))
+    assert result.signature.startswith("run(hidden_states, weight, eps, output)")
+    assert result.axes == {"batch_size": "var", "hidden_size": "const 256"}
+    assert [t.shape for t in result.inputs] == ["[batch_size, hidden_size]", "[hidden_size]", "scalar"]
+    assert result.reference is not None and "def run" in result.reference and not result.reference_truncated
+    assert result.workload_total == 3 and len(result.workloads) == 3
+    assert result.workloads[0].tolerance.startswith("atol 0.01")
+    assert result.resource_uri == f"solforge://problems/{RMSNORM}/definition"
+    paged = await get_problem(
+        GetProblemInput(name=RMSNORM, workload_limit=1, include_reference=False), context(services)
+    )
+    assert (
+        paged.reference is None and paged.next_workload_offset == 1 and "workload_offset=1" in paged.render()
+    )
+
+
+async def test_get_problem_unknown_names_close_matches(services: ToolServices) -> None:
+    with pytest.raises(ProblemNotFound, match=r"did you mean.*tiny_rmsnorm"):
+        await get_problem(GetProblemInput(name="rmsnorm"), context(services))
+    with pytest.raises(ProblemNotFound, match="list_problems"):
+        await get_problem(GetProblemInput(name="../etc/passwd"), context(services))
+
+
+async def test_get_problem_cuts_a_huge_reference_to_max_chars(tmp_path: Path) -> None:
+    big = rmsnorm_definition("big_ref")
+    big["reference"] += "\n".join(f"# filler line {i} " + "x" * 80 for i in range(2000))
+    services = services_for(write_problem(tmp_path / "p", big))
+    result = await get_problem(GetProblemInput(name="big_ref"), context(services))
+    assert result.reference_truncated
+    assert len(result.render()) <= 8000 and len(result.model_dump_json()) <= 8000
+    full = await get_problem(GetProblemInput(name="big_ref", max_chars=100_000), context(services))
+    assert len(full.reference or "") > len(result.reference or "")
+
+
+async def test_read_docs_topics_read_and_search() -> None:
+    services = ToolServices(ToolSettings(include_catalogue=False))
+    ctx = context(services)
+    topics = await read_docs(ReadDocsInput(), ctx)
+    names = {t.topic for t in topics.topics or []}
+    assert {"protocol", "solution-format", "cuda-cpp", "cute-dsl", "triton", "pytorch", "gpu-h200"} <= names
+    assert {"api-cute", "api-triton"} <= names
+    page = await read_docs(ReadDocsInput(topic="protocol", max_chars=2000), ctx)
+    assert page.text and page.text.startswith("# The solforge protocol") and page.next_offset is not None
+    assert len(page.render()) <= 2000
+    rest = await read_docs(ReadDocsInput(topic="protocol", offset=page.next_offset, max_chars=100_000), ctx)
+    assert rest.next_offset is None and "[end of topic]" in rest.render()
+    assert (page.text + (rest.text or "")) == services.docs.get("protocol").text
+    hits = await read_docs(ReadDocsInput(query="REWARD_HACK hidden streams"), ctx)
+    assert hits.hits and hits.hits[0].topic == "protocol"
+    jump = await read_docs(
+        ReadDocsInput(topic=hits.hits[0].topic, offset=hits.hits[0].offset, max_chars=600), ctx
+    )
+    assert jump.text
+    scoped = await read_docs(ReadDocsInput(query="wgmma", topic="cuda-cpp"), ctx)
+    assert scoped.hits and all(h.topic == "cuda-cpp" for h in scoped.hits)
+    nothing = await read_docs(ReadDocsInput(query="zzqqxx"), ctx)
+    assert not nothing.hits and "No documentation matches" in nothing.render()
+
+
+async def test_read_docs_bad_topic_and_offset() -> None:
+    ctx = context(ToolServices(ToolSettings(include_catalogue=False)))
+    with pytest.raises(ToolInputError, match="Topics:"):
+        await read_docs(ReadDocsInput(topic="cooking"), ctx)
+    with pytest.raises(ToolInputError, match="past the end"):
+        await read_docs(ReadDocsInput(topic="pytorch", offset=10_000_000), ctx)
+    with pytest.raises(ValidationError):
+        ReadDocsInput(max_chars=10)
+
+
+def test_clip_marks_the_cut() -> None:
+    text, cut = clip("x" * 1000, 200, hint="ask for more")
+    assert cut and len(text) <= 200 and "ask for more" in text
+    assert clip("short", 200) == ("short", False)
+
+
+def test_generated_api_reference_is_current_and_bounded() -> None:
+    api = Path(__file__).resolve().parents[2] / "tools" / "docs" / "api"
+    for name in ("cute.md", "triton.md"):
+        text = (api / name).read_text()
+        assert text.startswith("# ") and "Generated by `python -m solforge.tools.docs_gen`" in text
+        assert len(text) <= 150_000
+    assert "tl.load" in (api / "triton.md").read_text().replace("triton.language.load", "tl.load")
+
+
+def test_synthesised_problems_validate(tmp_path: Path) -> None:
+    root = synthesise_problems(tmp_path / "s", 5)
+    services = services_for(root)
+    for entry in services.problems.entries():
+        problem = services.problems.load(entry.name)
+        assert (
+            problem.workloads
+            and json.loads((entry.folder / "definition.json").read_text())["name"] == entry.name
+        )

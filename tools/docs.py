@@ -1,0 +1,283 @@
+"""read_docs: the protocol and the kernel-writing guides, by topic or by full-text search, in bounded pages.
+
+Topics are the markdown files under ``tools/docs/`` (``api/`` holds the generated API references) plus
+``protocol`` (PROTOCOL.md at the repository root). A topic is read a page at a time; a search returns
+short excerpts, each with the offset to read on from.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from .base import MAX_MAX_CHARS, ToolContext, ToolModel, ToolResult
+from .errors import ToolInputError
+
+_WORD_RE = re.compile(r"[A-Za-z0-9_.:+#-]{2,}")
+_EXCERPT_CHARS = 320
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str
+    start: int
+    """Character offset of the section in its document."""
+    text: str
+
+
+@dataclass(frozen=True)
+class Doc:
+    topic: str
+    title: str
+    summary: str
+    text: str
+    sections: tuple[Section, ...]
+
+
+def _parse(topic: str, text: str) -> Doc:
+    title = topic
+    lines = text.splitlines()
+    for line in lines:
+        if line.startswith("# "):
+            title = line[2:].strip()
+            break
+    summary = ""
+    body_started = False
+    for line in lines:
+        if line.startswith("# "):
+            body_started = True
+            continue
+        if body_started and line.strip() and not line.startswith(("#", "```", "|", "<!--")):
+            summary = line.strip()
+            break
+    if len(summary) > 160:
+        summary = summary[:157] + "..."
+    sections: list[Section] = []
+    in_code = False
+    starts: list[tuple[int, str]] = [(0, title)]
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and re.match(r"^#{1,4} ", line) and pos > 0:
+            starts.append((pos, line.lstrip("#").strip()))
+        pos += len(line)
+    for i, (start, heading) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        sections.append(Section(heading=heading, start=start, text=text[start:end]))
+    return Doc(topic=topic, title=title, summary=summary, text=text, sections=tuple(sections))
+
+
+class DocStore:
+    """The documentation a server serves, read from disk once and re-read when a file changes."""
+
+    def __init__(self, docs_dir: Path, protocol_path: Path | None) -> None:
+        self.docs_dir = docs_dir
+        self.protocol_path = protocol_path
+        self._lock = threading.Lock()
+        self._cache: dict[Path, tuple[float, Doc]] = {}
+
+    def _files(self) -> dict[str, Path]:
+        files: dict[str, Path] = {}
+        if self.protocol_path is not None and self.protocol_path.is_file():
+            files["protocol"] = self.protocol_path
+        if self.docs_dir.is_dir():
+            for path in sorted(self.docs_dir.glob("*.md")):
+                files.setdefault(path.stem, path)
+            api = self.docs_dir / "api"
+            if api.is_dir():
+                for path in sorted(api.glob("*.md")):
+                    files.setdefault(f"api-{path.stem}", path)
+        return files
+
+    def _load(self, topic: str, path: Path) -> Doc:
+        mtime = path.stat().st_mtime_ns
+        with self._lock:
+            cached = self._cache.get(path)
+            if cached and cached[0] == mtime:
+                return cached[1]
+        doc = _parse(topic, path.read_text(encoding="utf-8"))
+        with self._lock:
+            self._cache[path] = (mtime, doc)
+        return doc
+
+    def topics(self) -> list[Doc]:
+        return [self._load(t, p) for t, p in self._files().items()]
+
+    def get(self, topic: str) -> Doc:
+        """The document named ``topic``.
+
+        Raises
+        ------
+        ToolInputError
+            Naming the topics there are, when there is no such topic.
+        """
+        files = self._files()
+        key = topic.strip().lower().removesuffix(".md")
+        if key not in files:
+            close = [t for t in files if key in t or t in key]
+            raise ToolInputError(
+                f"no documentation topic {topic!r}"
+                + (f"; did you mean {close}?" if close else "")
+                + f" Topics: {sorted(files)}. Or search with read_docs(query='...')."
+            )
+        return self._load(key, files[key])
+
+    def search(
+        self, query: str, limit: int, topic: str | None = None
+    ) -> list[tuple[Doc, Section, float, str]]:
+        """Sections matching ``query`` best first: (doc, section, score, excerpt)."""
+        terms = [t.lower() for t in _WORD_RE.findall(query)] or [query.lower().strip()]
+        terms = list(dict.fromkeys(t for t in terms if t))
+        docs = [self.get(topic)] if topic else self.topics()
+        hits: list[tuple[Doc, Section, float, str]] = []
+        for doc in docs:
+            for section in doc.sections:
+                low = section.text.lower()
+                head = section.heading.lower()
+                counts = {t: low.count(t) for t in terms}
+                matched = [t for t, c in counts.items() if c]
+                if not matched:
+                    continue
+                score = len(matched) * 10.0 + sum(min(c, 10) for c in counts.values())
+                score += sum(5.0 for t in terms if t in head)
+                if query.lower().strip() in low:
+                    score += 15.0
+                rarest = min(matched, key=lambda t: counts[t])
+                hits.append((doc, section, score, _excerpt(section.text, rarest)))
+        hits.sort(key=lambda h: (-h[2], h[0].topic, h[1].start))
+        return hits[:limit]
+
+
+def _excerpt(text: str, term: str) -> str:
+    at = text.lower().find(term)
+    start = max(0, at - _EXCERPT_CHARS // 3)
+    chunk = text[start : start + _EXCERPT_CHARS]
+    chunk = " ".join(chunk.split())
+    return ("..." if start > 0 else "") + chunk + ("..." if start + _EXCERPT_CHARS < len(text) else "")
+
+
+class ReadDocsInput(ToolModel):
+    """What to read. No arguments: the list of topics."""
+
+    topic: str | None = Field(default=None, max_length=100)
+    """A topic from the list (e.g. 'protocol', 'solution-format', 'cuda-cpp', 'triton', 'cute-dsl', 'gpu-h200')."""
+    query: str | None = Field(default=None, min_length=1, max_length=300)
+    """Words to search for across all topics (or within topic, when both are given)."""
+    offset: int = Field(default=0, ge=0)
+    """Character offset to read the topic from: the next_offset of the previous page, or a search hit's offset."""
+    max_chars: int = Field(default=7_000, ge=500, le=MAX_MAX_CHARS)
+    """Page size in characters."""
+    max_results: int = Field(default=8, ge=1, le=30)
+    """Search hits to return."""
+
+
+class TopicInfo(ToolResult):
+    topic: str
+    title: str
+    chars: int
+    summary: str
+
+
+class SearchHit(ToolResult):
+    topic: str
+    section: str
+    offset: int
+    """Call read_docs(topic=..., offset=...) to read from this section on."""
+    excerpt: str
+
+
+class ReadDocsResult(ToolResult):
+    """A list of topics, a page of one topic, or search hits."""
+
+    mode: str
+    """'topics', 'read' or 'search'."""
+    topics: list[TopicInfo] | None = None
+    topic: str | None = None
+    title: str | None = None
+    offset: int | None = None
+    text: str | None = None
+    total_chars: int | None = None
+    next_offset: int | None = None
+    """Offset of the next page; null when this page ends the topic."""
+    query: str | None = None
+    hits: list[SearchHit] | None = None
+
+    def render(self) -> str:
+        if self.mode == "topics":
+            lines = [
+                "Documentation topics (read one with read_docs(topic=...), or search with read_docs(query=...)):"
+            ]
+            lines += [f"- {t.topic}: {t.title} ({t.chars} chars) - {t.summary}" for t in self.topics or []]
+            return "\n".join(lines)
+        if self.mode == "search":
+            if not self.hits:
+                return f"No documentation matches {self.query!r}. Try other words, or read_docs() for the topics."
+            lines = [
+                f"{len(self.hits)} sections match {self.query!r} (read on with read_docs(topic, offset)):"
+            ]
+            for h in self.hits:
+                lines.append(f"- [{h.topic} @ offset {h.offset}] {h.section}: {h.excerpt}")
+            return "\n".join(lines)
+        end = (self.offset or 0) + len(self.text or "")
+        head = f"[{self.topic}: characters {self.offset}-{end} of {self.total_chars}]"
+        tail = (
+            f"\n[continued: call read_docs(topic={self.topic!r}, offset={self.next_offset})]"
+            if self.next_offset is not None
+            else "\n[end of topic]"
+        )
+        return head + "\n" + (self.text or "") + tail
+
+
+async def read_docs(args: ReadDocsInput, ctx: ToolContext) -> ReadDocsResult:
+    """List the documentation topics, read one a page at a time, or search them.
+
+    Raises
+    ------
+    ToolInputError
+        For an unknown topic or an offset past the end.
+    """
+    store = ctx.services.docs
+    if args.query:
+        hits = store.search(args.query, args.max_results, args.topic)
+        return ReadDocsResult(
+            mode="search",
+            query=args.query,
+            hits=[
+                SearchHit(topic=d.topic, section=s.heading, offset=s.start, excerpt=e) for d, s, _, e in hits
+            ],
+        )
+    if not args.topic:
+        return ReadDocsResult(
+            mode="topics",
+            topics=[
+                TopicInfo(topic=d.topic, title=d.title, chars=len(d.text), summary=d.summary)
+                for d in store.topics()
+            ],
+        )
+    doc = store.get(args.topic)
+    if args.offset >= len(doc.text) and len(doc.text) > 0:
+        raise ToolInputError(
+            f"offset {args.offset} is past the end of {doc.topic!r} ({len(doc.text)} characters)"
+        )
+    # Leave room for the header and the continuation line within max_chars.
+    size = max(200, args.max_chars - 200)
+    end = min(len(doc.text), args.offset + size)
+    if end < len(doc.text):
+        # End the page on a line boundary when one is near, so code blocks are not cut mid-line.
+        cut = doc.text.rfind("\n", args.offset + size // 2, end)
+        if cut > 0:
+            end = cut + 1
+    return ReadDocsResult(
+        mode="read",
+        topic=doc.topic,
+        title=doc.title,
+        offset=args.offset,
+        text=doc.text[args.offset : end],
+        total_chars=len(doc.text),
+        next_offset=end if end < len(doc.text) else None,
+    )

@@ -1,0 +1,357 @@
+"""The questions the tools ask the ledger (``solforge.planner.Ledger``), in one place.
+
+Every function takes the caller's :class:`ToolContext`, so the caller's agent name is always the one
+the ledger checks jobs against: no tool can name another agent. Ledger calls run in worker threads
+(the ledger's ``*_async`` twins), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from solforge.problems import CATALOGUE_DIR
+
+from .base import ToolContext
+from .errors import JobNotFound, ServiceUnavailable
+
+if TYPE_CHECKING:
+    from solforge.planner import Ledger
+    from solforge.planner.models import JobView
+    from solforge.problems import Problem, Solution
+    from solforge.sandbox.api import BuildReport, EvalReport
+
+    from .jobs import SubmissionInfo
+
+HISTORY_LIMIT = 1000
+"""Jobs and submissions of the caller read to derive per-problem status."""
+
+
+@dataclass(frozen=True)
+class ProblemScore:
+    """What the ledger knows about one problem, for the caller."""
+
+    best_score: float | None
+    your_best: float | None
+    status: Literal["new", "attempted", "submitted"]
+
+
+@dataclass
+class JobSnapshot:
+    """A job as the tools see it."""
+
+    job_id: str
+    kind: str
+    state: str
+    problem: str
+    solution: str
+    queue_position: int | None = None
+    progress: str | None = None
+    elapsed_s: float | None = None
+    error: str | None = None
+    report: EvalReport | None = None
+    build: BuildReport | None = None
+    submission: SubmissionInfo | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in ("done", "failed", "cancelled")
+
+
+async def _ledger(ctx: ToolContext) -> Ledger:
+    return await ctx.services.ledger()  # type: ignore[no-any-return]
+
+
+def _problem_ref(problem: Problem) -> str:
+    """What a job request names: the catalogue name (every worker host has it), else the folder path."""
+    folder = problem.folder
+    if folder is None or folder.resolve().parent == CATALOGUE_DIR.resolve():
+        return problem.name
+    return str(folder.resolve())
+
+
+def _elapsed(view: JobView) -> float | None:
+    start = view.started_at or view.created_at
+    if start is None:
+        return None
+    end = view.finished_at or datetime.now(UTC)
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    if end.tzinfo is None:
+        end = end.replace(tzinfo=UTC)
+    return max(0.0, (end - start).total_seconds())
+
+
+def snapshot(view: JobView) -> JobSnapshot:
+    """A JobView of the ledger as the tools see it."""
+    progress = None
+    if view.progress is not None:
+        p = view.progress
+        progress = p.message or ""
+        if p.done is not None and p.total:
+            progress = f"{p.done}/{p.total} {progress}".strip()
+    return JobSnapshot(
+        job_id=view.id,
+        kind=view.kind,
+        state=view.status,
+        problem=view.problem,
+        solution=view.solution_name,
+        queue_position=view.position,
+        progress=progress or None,
+        elapsed_s=_elapsed(view),
+        error=view.error,
+        report=view.report,
+        build=view.build,
+    )
+
+
+async def _ensure_agent(ledger: Ledger, agent: str) -> None:
+    import anyio
+
+    await anyio.to_thread.run_sync(ledger.ensure_agent, agent)
+
+
+async def enqueue(
+    ctx: ToolContext,
+    kind: Literal["compile", "benchmark", "submit"],
+    problem: Problem,
+    solution: Solution,
+    *,
+    workloads: list[str] | None = None,
+    rounds: int | None = None,
+    target_arch: str | None = None,
+) -> str:
+    """Queue a job for the caller and return its id.
+
+    The caller's identity was established by the transport (token or --agent), so an agent the
+    ledger does not know yet is created here.
+    """
+    from solforge.planner.errors import AgentNotFound
+    from solforge.sandbox.api import EvalOptions, EvalRequest
+
+    ledger = await _ledger(ctx)
+    options: dict[str, Any] = {"workloads": workloads, "target_arch": target_arch or ctx.settings.target_arch}
+    if rounds is not None:
+        options["rounds"] = rounds
+    if ctx.settings.cache_dir is not None:
+        options["cache_dir"] = ctx.settings.cache_dir
+    if kind == "compile":
+        options["compile_timeout_s"] = ctx.settings.compile_timeout_s
+    request = EvalRequest(problem=_problem_ref(problem), solution=solution, options=EvalOptions(**options))
+    try:
+        view = await ledger.enqueue_async(ctx.agent, kind, request)
+    except AgentNotFound:
+        await _ensure_agent(ledger, ctx.agent)
+        view = await ledger.enqueue_async(ctx.agent, kind, request)
+    return str(view.id)
+
+
+@contextlib.contextmanager
+def _owned(ctx: ToolContext, job_id: str) -> Iterator[None]:
+    """Turn the ledger's JobNotFound into the agent-facing one (same for unknown ids and others' jobs)."""
+    from solforge.planner.errors import JobNotFound as LedgerJobNotFound
+
+    try:
+        yield
+    except LedgerJobNotFound as exc:
+        raise JobNotFound(
+            f"no job {job_id!r} belongs to you (agent {ctx.agent!r}); use a job_id that run_benchmark, "
+            "submit_solution or compile_kernel returned to you"
+        ) from exc
+
+
+async def job_for(ctx: ToolContext, job_id: str) -> JobSnapshot:
+    """The caller's job ``job_id``.
+
+    Raises
+    ------
+    JobNotFound
+        When no job with that id belongs to the caller (another agent's job looks the same).
+    """
+    ledger = await _ledger(ctx)
+    with _owned(ctx, job_id):
+        return snapshot(await ledger.get_job_async(job_id, ctx.agent))
+
+
+async def wait_for(ctx: ToolContext, job_id: str, timeout_s: float) -> JobSnapshot:
+    """Wait up to ``timeout_s`` for the caller's job to finish, then return it either way."""
+    ledger = await _ledger(ctx)
+    with _owned(ctx, job_id):
+        return snapshot(await ledger.wait_job_async(job_id, ctx.agent, timeout_s, poll_s=0.25))
+
+
+async def cancel_job_for(ctx: ToolContext, job_id: str) -> JobSnapshot:
+    """Cancel the caller's job (a running one is killed by its worker within seconds) and return its state."""
+    ledger = await _ledger(ctx)
+    with _owned(ctx, job_id):
+        view = await ledger.cancel_job_async(job_id, ctx.agent)
+        if not view.finished:
+            # A running job is stopped at its worker's next heartbeat; give it a moment to land.
+            view = await ledger.wait_job_async(job_id, ctx.agent, 5.0, poll_s=0.25)
+    return snapshot(view)
+
+
+def _accepted(report: EvalReport | None) -> tuple[bool, str | None]:
+    if report is None or not report.traces:
+        return False, "the evaluation produced no results"
+    statuses = [t.evaluation.status.value if t.evaluation else "UNKNOWN" for t in report.traces]
+    hacks = [t.workload.uuid for t, s in zip(report.traces, statuses, strict=True) if s == "REWARD_HACK"]
+    if hacks:
+        return False, (
+            f"REWARD_HACK detected on {len(hacks)} workloads ({', '.join(hacks[:3])}): the submission is rejected "
+            "and logged against your agent; read_docs(topic='protocol') section 3 lists what counts"
+        )
+    failed = [(t.workload.uuid, s) for t, s in zip(report.traces, statuses, strict=True) if s != "PASSED"]
+    if failed:
+        shown = ", ".join(f"{u} {s}" for u, s in failed[:3])
+        return False, f"{len(failed)} of {len(statuses)} workloads failed ({shown}); failed workloads score 0"
+    return True, None
+
+
+async def submission_for_job(ctx: ToolContext, snap: JobSnapshot) -> SubmissionInfo | None:
+    """What a finished submit job earned: its score and the caller's place on the problem's leaderboard."""
+    from .jobs import SubmissionInfo
+
+    if snap.state != "done":
+        return None
+    ledger = await _ledger(ctx)
+    history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
+    mine = next((s for s in history.submissions if s.job_id == snap.job_id), None)
+    accepted, reason = _accepted(snap.report)
+    board = await ledger.leaderboard_async(snap.problem, limit=HISTORY_LIMIT)
+    rank = next((e.rank for e in board if e.agent == ctx.agent), None)
+    return SubmissionInfo(
+        accepted=accepted,
+        score=round(mine.score, 4) if mine else None,
+        speedup=round(mine.speedup, 3) if mine and mine.speedup else None,
+        passed=mine.passed if mine else None,
+        total=mine.total if mine else None,
+        rank=rank,
+        entries=len(board),
+        best_score=round(board[0].score, 4) if board else None,
+        reason=reason,
+    )
+
+
+async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], bool]:
+    """Best scores and the caller's status per problem, and whether a ledger answered."""
+    from solforge.planner.errors import AgentNotFound
+
+    if not ctx.services.has_ledger:
+        return {}, False
+    try:
+        ledger = await _ledger(ctx)
+    except ServiceUnavailable:
+        return {}, False  # listing still works while the ledger is down
+    best = {s.problem: s.score for s in await ledger.best_per_problem_async()}
+    mine: dict[str, float] = {}
+    attempted: set[str] = set()
+    try:
+        history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
+    except AgentNotFound:
+        history = None
+    if history is not None:
+        attempted = {j.problem for j in history.jobs if j.kind in ("benchmark", "submit")}
+        for s in history.submissions:
+            if s.passed == s.total and s.total > 0:
+                mine[s.problem] = max(mine.get(s.problem, 0.0), s.score)
+    out: dict[str, ProblemScore] = {}
+    for name in set(best) | attempted | set(mine):
+        status: Literal["new", "attempted", "submitted"] = (
+            "submitted" if name in mine else "attempted" if name in attempted else "new"
+        )
+        out[name] = ProblemScore(best_score=best.get(name), your_best=mine.get(name), status=status)
+    return out, True
+
+
+async def baselines_for(ctx: ToolContext, problem: str) -> tuple[dict[str, float], str | None]:
+    """Baseline times (ms) per workload from the caller's latest finished run of ``problem``, and its device."""
+    from solforge.planner.errors import AgentNotFound, JobNotFound
+
+    if not ctx.services.has_ledger:
+        return {}, None
+    try:
+        ledger = await _ledger(ctx)
+    except ServiceUnavailable:
+        return {}, None
+    try:
+        history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
+    except AgentNotFound:
+        return {}, None
+    for job in history.jobs:  # newest first
+        if job.problem != problem or job.kind == "compile" or job.status != "done":
+            continue
+        try:
+            view = await ledger.get_job_async(job.id, ctx.agent)
+        except JobNotFound:
+            continue
+        if view.report is None:
+            continue
+        times = {
+            t.workload.uuid: t.evaluation.performance.baseline_latency_ms
+            for t in view.report.traces
+            if t.evaluation and t.evaluation.performance and t.evaluation.performance.baseline_latency_ms
+        }
+        if times:
+            return {k: float(v) for k, v in times.items() if v is not None}, view.report.device
+    return {}, None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds") if value is not None else None
+
+
+async def leaderboard_rows(ctx: ToolContext, problem: str, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """Ranked rows for one problem (each agent's best submission), and how many there are."""
+    ledger = await _ledger(ctx)
+    board = await ledger.leaderboard_async(problem, limit=HISTORY_LIMIT)
+    rows = [
+        {
+            "rank": e.rank,
+            "agent": e.agent,
+            "score": round(e.score, 4),
+            "speedup": round(e.speedup, 3) if e.speedup else None,
+            "solution": e.solution_name,
+            "hardware": e.hardware,
+            "submitted_at": _iso(e.created_at),
+        }
+        for e in board[:limit]
+    ]
+    return rows, len(board)
+
+
+async def overall_rows(ctx: ToolContext, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """Agents ranked by the sum of their best score per problem, and how many agents there are."""
+    import anyio
+
+    ledger = await _ledger(ctx)
+
+    def collect() -> dict[str, tuple[float, int, list[float]]]:
+        totals: dict[str, tuple[float, int, list[float]]] = {}
+        for best in ledger.best_per_problem():
+            for entry in ledger.leaderboard(best.problem, limit=HISTORY_LIMIT):
+                score, count, speedups = totals.get(entry.agent, (0.0, 0, []))
+                if entry.speedup:
+                    speedups.append(entry.speedup)
+                totals[entry.agent] = (score + entry.score, count + 1, speedups)
+        return totals
+
+    totals = await anyio.to_thread.run_sync(collect)
+    ordered = sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    rows = []
+    for i, (agent, (score, count, speedups)) in enumerate(ordered[:limit], 1):
+        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None
+        rows.append(
+            {
+                "rank": i,
+                "agent": agent,
+                "score": round(score, 4),
+                "problems": count,
+                "speedup": round(geo, 3) if geo else None,
+            }
+        )
+    return rows, len(ordered)
