@@ -13,12 +13,12 @@ from solforge.problems import (
     ProblemNotFound,
     Solution,
     Status,
+    expr,
     load_problem,
     load_solution,
     parse_solution,
     write_problem_folder,
 )
-from solforge.problems import expr
 from solforge.problems.errors import ExpressionError
 from solforge.problems.trace import Evaluation
 
