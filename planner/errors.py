@@ -1,0 +1,71 @@
+"""The planner's exceptions, all in solforge's one family.
+
+::
+
+    SolforgeError                      (solforge.problems.errors)
+    └── LedgerError                    the ledger refused or failed an operation
+        ├── LedgerUnavailable          the database cannot be reached (after retries); try again later
+        ├── LedgerIntegrityError       the database refused a write that breaks a constraint
+        ├── InvalidJobRequest          bad arguments to enqueue and friends (also a ValueError)
+        ├── JobNotFound                no such job for this agent (unknown id or another agent's job)
+        ├── AgentNotFound              no agent by that name
+        ├── AgentExists                register_agent with a name already taken
+        └── AuthenticationFailed       no enabled agent holds this token
+
+SQLAlchemy and driver errors are translated once, in :mod:`solforge.planner._db`, with the
+original kept as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+from solforge.problems.errors import SolforgeError
+
+__all__ = [
+    "AgentExists",
+    "AgentNotFound",
+    "AuthenticationFailed",
+    "InvalidJobRequest",
+    "JobNotFound",
+    "LedgerError",
+    "LedgerIntegrityError",
+    "LedgerUnavailable",
+]
+
+
+class LedgerError(SolforgeError):
+    """The ledger failed or refused the operation."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger's database cannot be reached right now; retry in a few seconds.
+
+    Raised after the ledger's own short retries (a restarting PostgreSQL, a locked SQLite file).
+    """
+
+
+class LedgerIntegrityError(LedgerError):
+    """The database refused a write that would break one of the ledger's constraints."""
+
+
+class InvalidJobRequest(LedgerError, ValueError):
+    """The arguments do not describe a job the ledger can queue; the message names the field and the fix."""
+
+
+class JobNotFound(LedgerError):
+    """No job with that id belongs to this agent.
+
+    Unknown ids and other agents' jobs give the same error on purpose: a job id is not a
+    credential and must not reveal that someone else's job exists.
+    """
+
+
+class AgentNotFound(LedgerError):
+    """No agent by that name; register it first with Ledger.register_agent or Ledger.ensure_agent."""
+
+
+class AgentExists(LedgerError):
+    """An agent by that name already exists; pick another name or rotate its token."""
+
+
+class AuthenticationFailed(LedgerError):
+    """No enabled agent holds this token."""

@@ -1,0 +1,255 @@
+"""Job runners: :class:`SandboxRunner` (production) and :class:`SubprocessRunner` (any child process).
+
+Both keep candidate code out of the worker process (DESIGN.md section 6): the sandbox runs it in its
+own child processes; SubprocessRunner runs a command. Neither imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import psutil
+
+from solforge.problems import FormatError, InfrastructureError, ProblemNotFound
+from solforge.sandbox.api import BuildReport, EvalEvent, EvalReport, EvalRequest
+
+from .worker import Heartbeat, JobResult, JobSpec
+
+__all__ = ["SandboxRunner", "SubprocessRunner", "kill_process_tree"]
+
+log = logging.getLogger("solforge.planner")
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when the worker thread that started it dies (Linux)."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def kill_process_tree(pid: int) -> None:
+    """SIGKILL a process, its process group and every descendant (snapshotted first)."""
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    for proc in descendants:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+class SandboxRunner:
+    """Runs jobs through solforge.sandbox: ``build_solution`` for compile jobs, ``evaluate`` otherwise.
+
+    The leased slot decides the device: a CUDA slot sets ``device="cuda"`` and ``gpu_index``, a CPU
+    slot ``device="cpu"``. The sandbox is imported only when a job runs, so the planner stays light.
+
+    Parameters
+    ----------
+    cache_dir
+        Build and baseline cache used when a request names none.
+    """
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self.cache_dir = cache_dir
+
+    def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
+        """Run one job; see :class:`~solforge.planner.worker.JobRunner`."""
+        options = job.request.options
+        updates: dict[str, object] = {}
+        if options.cache_dir is None and self.cache_dir is not None:
+            updates["cache_dir"] = self.cache_dir
+        if job.slot is not None:
+            if job.slot.kind == "cuda":
+                updates.update(device="cuda", gpu_index=job.slot.index)
+            else:
+                updates["device"] = "cpu"
+        request = job.request.model_copy(update={"options": options.model_copy(update=updates)})
+        try:
+            if job.kind == "compile":
+                return self._compile(request, heartbeat, cancel)
+            from solforge.sandbox.evaluate import evaluate
+
+            def on_event(event: EvalEvent) -> None:
+                if event.kind == "progress":
+                    heartbeat(event.message, done=event.done, total=event.total)
+                elif event.kind == "build" and event.build is not None:
+                    heartbeat("built" if event.build.ok else "build failed")
+
+            report = evaluate(request, on_event=on_event, cancel=cancel)
+        except InfrastructureError as exc:
+            return JobResult.infra_error(str(exc), suspect_gpu=job.slot is not None)
+        except (ProblemNotFound, FormatError) as exc:
+            return JobResult.failed(f"{type(exc).__name__}: {exc}")
+        if cancel.is_set():
+            return JobResult.cancelled()
+        return JobResult.done(report)
+
+    def _compile(self, request: EvalRequest, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
+        """build_solution in a helper thread, so that a cancel returns at once.
+
+        The build itself runs in the sandbox's isolated child and stops at its own ``timeout_s``;
+        a cancelled build's report is dropped.
+        """
+        from solforge.sandbox.build import build_solution
+        from solforge.sandbox.isolation import default_cache_dir
+
+        opts = request.options
+        box: list[BuildReport | BaseException] = []
+
+        def build() -> None:
+            try:
+                box.append(
+                    build_solution(
+                        request.solution,
+                        target_arch=opts.target_arch,
+                        cache_dir=opts.cache_dir or default_cache_dir(),
+                        timeout_s=opts.compile_timeout_s,
+                    )
+                )
+            except BaseException as exc:  # handed to the worker thread below
+                box.append(exc)
+
+        heartbeat("compiling")
+        thread = threading.Thread(target=build, name="solforge-compile", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            if cancel.wait(0.1):
+                return JobResult.cancelled()
+        result = box[0]
+        if isinstance(result, InfrastructureError):
+            return JobResult.infra_error(str(result))
+        if isinstance(result, FormatError):
+            return JobResult.failed(f"FormatError: {result}")
+        if isinstance(result, BaseException):
+            raise result
+        return JobResult.done(result)
+
+
+class SubprocessRunner:
+    """Runs each job as a child process that speaks the sandbox judge's protocol.
+
+    The child gets the job's EvalRequest as JSON on stdin and writes EvalEvent JSON lines on stdout:
+    ``progress`` lines become heartbeats, and the final ``report`` (or ``build`` for a compile job)
+    is the result. A non-zero exit or no result is an infrastructure error. On cancel the whole
+    process tree is SIGKILLed; the child also dies with the worker (``PR_SET_PDEATHSIG``).
+
+    This is the seam's honest fake: tests run real processes that really hang, crash and get
+    killed, without a GPU or the sandbox (see :mod:`solforge.planner.testing`).
+
+    Parameters
+    ----------
+    argv
+        Builds the command for a job.
+    env
+        Extra environment variables for the child.
+    stderr_tail_bytes
+        How much of the child's stderr to keep for error messages.
+    """
+
+    def __init__(
+        self,
+        argv: Callable[[JobSpec], Sequence[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        stderr_tail_bytes: int = 8000,
+    ) -> None:
+        self.argv = argv
+        self.env = dict(env or {})
+        self.stderr_tail_bytes = stderr_tail_bytes
+
+    def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
+        """Run one job; see :class:`~solforge.planner.worker.JobRunner`."""
+        argv = list(self.argv(job))
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+                env={**os.environ, **self.env},
+            )
+        except OSError as exc:
+            return JobResult.infra_error(f"could not start {argv[0]}: {exc}")
+        final: list[EvalReport | BuildReport] = []
+        bad: list[str] = []
+        stderr_tail: deque[bytes] = deque()
+
+        def read_stdout() -> None:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                line = raw.strip()
+                if not line:
+                    continue
+                try:
+                    event = EvalEvent.model_validate_json(line)
+                except ValueError:
+                    if len(bad) < 5:
+                        bad.append(line[:200].decode("utf-8", "replace"))
+                    continue
+                if event.kind == "progress":
+                    heartbeat(event.message, done=event.done, total=event.total)
+                elif event.kind == "report" and event.report is not None:
+                    final.append(event.report)
+                elif event.kind == "build" and event.build is not None and job.kind == "compile":
+                    final.append(event.build)
+                elif event.kind == "error" and len(bad) < 5:
+                    bad.append(event.message or "error event")
+
+        def read_stderr() -> None:
+            assert proc.stderr is not None
+            size = 0
+            for chunk in iter(lambda: proc.stderr.read(4096), b""):  # type: ignore[union-attr]
+                stderr_tail.append(chunk)
+                size += len(chunk)
+                while size > self.stderr_tail_bytes and len(stderr_tail) > 1:
+                    size -= len(stderr_tail.popleft())
+
+        def write_stdin() -> None:
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError, OSError):
+                proc.stdin.write(job.request.model_dump_json().encode())
+                proc.stdin.close()
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (read_stdout, read_stderr, write_stdin)]
+        for t in threads:
+            t.start()
+        cancelled = False
+        while True:
+            try:
+                rc = proc.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                if cancel.is_set():
+                    kill_process_tree(proc.pid)
+                    cancelled = True
+        if not cancelled and rc != 0:
+            kill_process_tree(proc.pid)  # orphans that kept the pipes open
+        for t in threads:
+            t.join(2.0)
+        if cancelled:
+            return JobResult.cancelled()
+        stderr = b"".join(stderr_tail).decode("utf-8", "replace").strip()
+        if rc != 0 or not final:
+            detail = stderr[-2000:] or "; ".join(bad) or "no output"
+            what = f"exited with status {rc}" if rc != 0 else "exited without a report"
+            return JobResult.infra_error(f"job process {what}: {detail}")
+        return JobResult.done(final[-1])

@@ -1,0 +1,946 @@
+"""Workers: take jobs from the ledger, run them on leased slots, record the results.
+
+Design
+------
+A :class:`Worker` is a set of **threads** in one process, not an event loop: the work it drives
+(builds, the sandbox's child processes, NVML) is blocking, and threads let ``solforge serve`` host
+workers next to its anyio loop without sharing it. Each thread uses its own pooled connection.
+
+- one thread per slot (a CUDA GPU, or a CPU slot on a machine without one): health-check the slot
+  when needed, claim the next benchmark/submit job and lease the slot in one transaction, run it,
+  record the result;
+- ``compile_slots`` threads for compile jobs, which take no lease;
+- one maintenance thread, every ``heartbeat_s``: renews the claims and leases of running jobs
+  (and stores their progress), notices cancellation requests and lost claims, enforces each job's
+  time limit on the monotonic clock, and reclaims expired claims of *any* worker (a dead worker's
+  jobs are requeued by the survivors).
+
+The job itself runs through a pluggable :class:`JobRunner` (production: ``SandboxRunner``; tests:
+``SubprocessRunner``), which must stop promptly when its ``cancel`` event is set.
+
+Faults
+------
+- Worker killed (SIGKILL, power): its heartbeats stop; within ``lease_s`` its claims and leases
+  expire on the database clock and another worker requeues the jobs (attempt + 1) and marks the
+  slots for a health check. The job's child processes die with it (``PR_SET_PDEATHSIG``).
+- Job hangs (a wedged GPU): at ``timeout_s`` the worker sets ``cancel`` (the runner kills the
+  process tree) and retries the job elsewhere; if the runner does not return within
+  ``kill_grace_s`` the worker stops renewing that claim, so the lease expires instead of being held
+  forever.
+- Database restarting or unreachable: every step retries with back-off; a finished result is kept
+  in memory and its write retried for ``result_retry_s`` while the claim keeps being renewed. A
+  claim not renewed for ``lease_s`` is presumed lost: the job is stopped and its result, if any
+  arrives, is written only if the claim token still matches (fencing).
+- Two workers racing for a job or a slot: the claim is one atomic statement (SKIP LOCKED on
+  PostgreSQL, the single writer lock on SQLite) and the slot lease is guarded by a unique index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import secrets
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
+
+from . import queue
+from ._db import Tx
+from .errors import LedgerError, LedgerIntegrityError
+from .gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
+from .ledger import Ledger
+from .models import JobKind, JobProgress
+
+__all__ = [
+    "Heartbeat",
+    "JobResult",
+    "JobRunner",
+    "JobSpec",
+    "Worker",
+    "WorkerConfig",
+    "run_worker_cli",
+]
+
+log = logging.getLogger("solforge.planner")
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    _VERSION = _pkg_version("solforge")
+except Exception:  # not installed (running from a checkout)
+    _VERSION = "0+unknown"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What a runner is asked to do."""
+
+    id: str
+    kind: JobKind
+    agent: str
+    problem: str
+    """The ledger's problem name."""
+    request: EvalRequest
+    """As enqueued (compile jobs have ``compile_only``, submit jobs ``submission`` set)."""
+    attempt: int
+    """1 for the first claim."""
+    max_attempts: int
+    timeout_s: float
+    """The worker cancels the job at this many seconds."""
+    slot: Slot | None
+    """The leased slot (None for compile jobs): run on this GPU, or on the CPU for a CPU slot."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """How a run ended.
+
+    - ``done``: the sandbox produced a report (an EvalReport, or a BuildReport for compile jobs).
+      Failing statuses inside the report are the candidate's result, recorded and never retried.
+    - ``infra_error``: the harness failed (a crash, a lost GPU, an unparseable reply); the job is
+      retried while it has attempts left.
+    - ``cancelled``: the runner stopped because ``cancel`` was set.
+    - ``failed``: the job cannot run anywhere (its problem does not exist, its request does not
+      parse): failed at once, without retries.
+    """
+
+    outcome: Literal["done", "infra_error", "cancelled", "failed"]
+    report: EvalReport | BuildReport | None = None
+    error: str | None = None
+    suspect_gpu: bool = False
+    """The fault may be the slot's: health-check it before its next lease (the worker does so for
+    every infrastructure failure on a slot anyway)."""
+
+    @classmethod
+    def done(cls, report: EvalReport | BuildReport) -> JobResult:
+        return cls("done", report=report)
+
+    @classmethod
+    def infra_error(cls, error: str, *, suspect_gpu: bool = False) -> JobResult:
+        return cls("infra_error", error=error, suspect_gpu=suspect_gpu)
+
+    @classmethod
+    def cancelled(cls) -> JobResult:
+        return cls("cancelled")
+
+    @classmethod
+    def failed(cls, error: str) -> JobResult:
+        return cls("failed", error=error)
+
+
+class Heartbeat(Protocol):
+    """Report a running job's progress. Cheap and non-blocking: it is written on the next heartbeat."""
+
+    def __call__(
+        self, message: str | None = None, *, done: int | None = None, total: int | None = None
+    ) -> None: ...
+
+
+class JobRunner(Protocol):
+    """Runs one job to completion, in child processes that ``cancel`` kills."""
+
+    def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
+        """Run ``job`` and return how it ended.
+
+        Must return promptly (a second or so) once ``cancel`` is set, after killing whatever it
+        started. Exceptions are treated as infrastructure errors.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Timing of a worker. The defaults suit GPU benchmarks; tests shrink them."""
+
+    lease_s: float = 30.0
+    """A claim (and its slot lease) expires this long after its last renewal."""
+    heartbeat_s: float = 2.0
+    """Renew claims, notice cancellations and reclaim expired claims this often (<= lease_s / 3)."""
+    poll_s: float = 0.5
+    """An idle slot looks for work this often (jittered)."""
+    fair_window_s: float = 600.0
+    """Fairness counts the jobs each agent started within this window (see solforge.planner)."""
+    retry_backoff_s: float = 5.0
+    """A job retried after an infrastructure fault waits this times its attempt number."""
+    kill_grace_s: float = 15.0
+    """After cancelling, wait this long for the runner to return before abandoning the claim."""
+    health_interval_s: float = 60.0
+    """Health-check an idle slot at least this often (and always after an abnormal lease end)."""
+    result_retry_s: float = 600.0
+    """Keep retrying the write of a finished result this long while the database is away."""
+
+    def __post_init__(self) -> None:
+        if self.heartbeat_s <= 0 or self.lease_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"lease_s ({self.lease_s}) must be at least twice heartbeat_s ({self.heartbeat_s}); "
+                "three times or more is advised"
+            )
+        if self.poll_s <= 0:
+            raise ValueError(f"poll_s must be positive, got {self.poll_s}")
+
+
+@dataclass
+class _Active:
+    """A running claim, shared by its slot thread and the maintenance thread."""
+
+    claim: queue.Claim
+    slot: Slot | None
+    started: float
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stop_reason: str | None = None
+    stop_at: float = 0.0
+    last_ok: float = 0.0
+    settling: bool = False
+    abandoned: bool = False
+    progress_json: str | None = None
+    progress_dirty: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self, reason: Literal["owner", "timeout", "lost", "shutdown"]) -> None:
+        with self.lock:
+            if self.stop_reason is None:
+                self.stop_reason = reason
+                self.stop_at = time.monotonic()
+        self.cancel.set()
+
+    def heartbeat(
+        self, message: str | None = None, *, done: int | None = None, total: int | None = None
+    ) -> None:
+        progress = JobProgress(message=message[:500] if message else None, done=done, total=total)
+        with self.lock:
+            self.progress_json = progress.model_dump_json(exclude_none=True)
+            self.progress_dirty = True
+
+
+class Worker:
+    """Takes jobs from a ledger and runs them; see the module docstring for the design.
+
+    Examples
+    --------
+    In-process, next to the MCP server::
+
+        worker = Worker(ledger, SandboxRunner())      # every local GPU, or one CPU slot
+        worker.start()
+        ...
+        worker.stop()
+
+    Parameters
+    ----------
+    ledger
+        The open ledger (its connection pool is shared by the worker's threads).
+    runner
+        Runs each job; default ``SandboxRunner()``.
+    gpus
+        NVML indices to serve; None: every visible GPU; empty: none.
+    cpu_slots
+        CPU benchmark slots; None: one when the host has no GPU slot, else none.
+    compile_slots
+        Threads for compile jobs; None: ``min(4, max(1, cpus // 2))``; 0: this worker compiles nothing.
+    host
+        The host name recorded in slot ids (default ``socket.gethostname()``); workers on one host
+        that serve the same GPU share its lease.
+    slots
+        Explicit slots (overrides ``gpus`` and ``cpu_slots``).
+    config
+        Timing; see :class:`WorkerConfig`.
+    health_check
+        Checks a slot before it is leased; default NVML for GPUs, always healthy for CPU slots.
+
+    Raises
+    ------
+    ValueError
+        A requested GPU is not visible, or the config is inconsistent.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        runner: JobRunner | None = None,
+        *,
+        gpus: Sequence[int] | None = None,
+        cpu_slots: int | None = None,
+        compile_slots: int | None = None,
+        host: str | None = None,
+        slots: Sequence[Slot] | None = None,
+        config: WorkerConfig | None = None,
+        health_check: HealthCheck | None = None,
+    ) -> None:
+        if runner is None:
+            from .runners import SandboxRunner
+
+            runner = SandboxRunner()
+        self.ledger = ledger
+        self.runner = runner
+        self.config = config or WorkerConfig()
+        self.host = host or socket.gethostname()
+        self.slots: list[Slot] = (
+            list(slots)
+            if slots is not None
+            else discover_slots(host=self.host, gpus=gpus, cpu_slots=cpu_slots)
+        )
+        self.compile_slots = (
+            compile_slots if compile_slots is not None else min(4, max(1, (os.cpu_count() or 2) // 2))
+        )
+        if self.compile_slots < 0:
+            raise ValueError(f"compile_slots must be 0 or more, got {self.compile_slots}")
+        self.health_check = health_check or default_health_check
+        self.id = f"{self.host}:{os.getpid()}:{secrets.token_hex(3)}"
+        self._stopping = threading.Event()
+        self._maintenance_stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._maintenance: threading.Thread | None = None
+        self._active: dict[str, _Active] = {}
+        self._lock = threading.Lock()
+        self._last_health: dict[str, float] = {}
+        self._worker_beat = float("-inf")
+        self._started = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Register the worker and its slots, health-check them, and start the threads.
+
+        Raises
+        ------
+        LedgerUnavailable
+            The ledger cannot be reached.
+        """
+        if self._started:
+            return
+        if self._stopping.is_set():
+            raise RuntimeError("a Worker runs once; create a new one to start again")
+        slots_json = json.dumps([s.id for s in self.slots])
+
+        def register(tx: Tx) -> None:
+            tx.execute(
+                "insert_worker",
+                id=self.id,
+                host=self.host,
+                pid=os.getpid(),
+                slots_json=slots_json,
+                version=_VERSION,
+            )
+            queue.event(
+                tx,
+                "worker.started",
+                worker_id=self.id,
+                host=self.host,
+                pid=os.getpid(),
+                slots=[s.id for s in self.slots],
+                compile_slots=self.compile_slots,
+                version=_VERSION,
+            )
+            for slot in self.slots:
+                tx.execute(
+                    "upsert_gpu",
+                    id=slot.id,
+                    host=slot.host,
+                    device_index=slot.index,
+                    kind=slot.kind,
+                    name=slot.name,
+                    uuid=slot.uuid,
+                    worker_id=self.id,
+                )
+                queue.event(
+                    tx, "gpu.registered", gpu_id=slot.id, worker_id=self.id, name=slot.name, uuid=slot.uuid
+                )
+
+        self.ledger.connector.run(register, retry_s=self.ledger.retry_s)
+        for slot in self.slots:
+            self._record_health(slot)
+        self._started = True
+        self._maintenance = threading.Thread(
+            target=self._maintenance_loop, name=f"solforge-maint-{self.id}", daemon=True
+        )
+        self._maintenance.start()
+        for slot in self.slots:
+            self._spawn(self._slot_loop, slot, f"solforge-slot-{slot.id}")
+        for i in range(self.compile_slots):
+            self._spawn(self._slot_loop, None, f"solforge-compile-{i}")
+        log.info(
+            "worker %s started: slots %s, %d compile threads",
+            self.id,
+            [s.id for s in self.slots],
+            self.compile_slots,
+            extra={"action": "worker_start"},
+        )
+
+    def _spawn(self, target: Callable[[Slot | None], None], slot: Slot | None, name: str) -> None:
+        thread = threading.Thread(target=target, args=(slot,), name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def stop(self, *, drain_s: float = 0.0, timeout_s: float = 30.0) -> None:
+        """Stop taking jobs, let running ones finish for ``drain_s``, cancel the rest, and exit.
+
+        Jobs cancelled by a shutdown are queued again without spending an attempt.
+
+        Parameters
+        ----------
+        drain_s
+            Wait this long for running jobs to finish on their own.
+        timeout_s
+            Then wait at most this long for the threads to exit. A runner that ignores its
+            cancel event is left behind; its claim expires and another worker retries the job.
+        """
+        if not self._started:
+            return
+        self._stopping.set()
+        drain_deadline = time.monotonic() + drain_s
+        while self.active_jobs and time.monotonic() < drain_deadline:
+            time.sleep(0.05)
+        with self._lock:
+            active = list(self._active.values())
+        for a in active:
+            a.stop("shutdown")
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._maintenance_stop.set()
+        if self._maintenance is not None:
+            self._maintenance.join(max(0.1, deadline - time.monotonic()))
+        stuck = [t.name for t in self._threads if t.is_alive()]
+        if stuck:
+            log.error(
+                "worker %s: threads %s did not stop; their claims will expire and be retried elsewhere",
+                self.id,
+                stuck,
+                extra={"action": "worker_stop"},
+            )
+
+        def record(tx: Tx) -> None:
+            tx.execute("stop_worker", id=self.id)
+            queue.event(tx, "worker.stopped", worker_id=self.id, stuck_threads=stuck)
+
+        try:
+            self.ledger.connector.run(record, retry_s=5.0)
+        except LedgerError as exc:
+            log.warning(
+                "worker %s: could not record its stop: %s", self.id, exc, extra={"action": "worker_stop"}
+            )
+        self._started = False
+        log.info("worker %s stopped", self.id, extra={"action": "worker_stop"})
+
+    def __enter__(self) -> Worker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def active_jobs(self) -> list[str]:
+        """Ids of the jobs this worker is running now."""
+        with self._lock:
+            return list(self._active)
+
+    # -- slots -------------------------------------------------------------------------------------
+
+    def _check(self, slot: Slot) -> HealthReport:
+        try:
+            return self.health_check(slot)
+        except Exception as exc:  # a health check must not take the worker down; a crash is a verdict
+            log.exception("health check of %s raised", slot.id, extra={"action": "health"})
+            return HealthReport(False, f"the health check raised {type(exc).__name__}: {exc}")
+
+    def _record_health(self, slot: Slot) -> bool:
+        report = self._check(slot)
+        status = self.ledger.connector.run(
+            lambda tx: queue.record_health(
+                tx, gpu_id=slot.id, ok=report.ok, reason=report.reason, worker_id=self.id
+            ),
+            retry_s=self.ledger.retry_s,
+        )
+        self._last_health[slot.id] = time.monotonic()
+        if not report.ok:
+            log.error("slot %s out of service: %s", slot.id, report.reason, extra={"action": "health"})
+        return report.ok and status == "available"
+
+    def _look(self, slot: Slot | None) -> Literal["ready", "idle", "busy", "down"]:
+        """One read-only transaction before trying to claim: is there work, and is the slot free?
+
+        ``ready``: claim now; ``idle``: no job is waiting; ``busy``: another worker of this host
+        holds the slot; ``down``: the slot is out of service or failed its health check.
+        Health-checks the slot first when it is due.
+        """
+        needs_gpu = slot is not None
+        slot_kind = slot.kind if slot else None
+
+        def look(tx: Tx) -> tuple[Any, Any, Any]:
+            work = tx.one("any_claimable", needs_gpu=needs_gpu, slot_kind=slot_kind)
+            if slot is None or work is None:
+                return work, None, None
+            return work, tx.one("get_gpu", gpu_id=slot.id), tx.one("active_lease", gpu_id=slot.id)
+
+        work, row, lease = self.ledger.connector.run(look, write=False, retry_s=0)
+        if work is None:
+            return "idle"
+        if slot is None:
+            return "ready"
+        if row is None or row["status"] != "available":
+            return "down"
+        if lease is not None:
+            return "busy"
+        stale = (
+            time.monotonic() - self._last_health.get(slot.id, float("-inf")) > self.config.health_interval_s
+        )
+        if (row["needs_check"] or stale) and not self._record_health(slot):
+            return "down"
+        return "ready"
+
+    def _claim(self, slot: Slot | None) -> queue.Claim | None:
+        token = uuid.uuid4().hex
+        try:
+            return self.ledger.connector.run(
+                lambda tx: queue.claim_next(
+                    tx,
+                    worker_id=self.id,
+                    gpu_id=slot.id if slot else None,
+                    slot_kind=slot.kind if slot else None,
+                    token=token,
+                    lease_s=self.config.lease_s,
+                    fair_window_s=self.config.fair_window_s,
+                ),
+                retry_s=0,
+            )
+        except LedgerIntegrityError:
+            return None  # another worker leased this slot in the same instant; the unique index said no
+
+    def _slot_loop(self, slot: Slot | None) -> None:
+        rng = random.Random()
+        failures = 0
+        just_finished = False
+        while not self._stopping.is_set():
+            try:
+                # Straight after a job the slot is known healthy and free: try the claim at once (it
+                # re-checks everything itself), which halves the hand-off while jobs are waiting.
+                state = "ready" if just_finished else self._look(slot)
+                just_finished = False
+                if state == "down":
+                    self._stopping.wait(max(self.config.poll_s, 1.0))
+                    continue
+                if state == "busy":  # its holder re-claims at once while work waits: no need to hurry
+                    self._stopping.wait(max(self.config.poll_s, 0.5) * (0.5 + rng.random()))
+                    continue
+                claim = self._claim(slot) if state == "ready" else None
+                failures = 0
+            except LedgerError as exc:
+                failures += 1
+                delay = min(5.0, self.config.poll_s * 2**failures)
+                log.warning(
+                    "worker %s: ledger error while looking for work (retry in %.1fs): %s",
+                    self.id,
+                    delay,
+                    exc,
+                    extra={"action": "claim"},
+                )
+                self._stopping.wait(delay)
+                continue
+            if claim is None:
+                self._stopping.wait(self.config.poll_s * (0.5 + rng.random()))
+                continue
+            self._execute(claim, slot)
+            just_finished = True
+
+    # -- running a job -----------------------------------------------------------------------------
+
+    def _execute(self, claim: queue.Claim, slot: Slot | None) -> None:
+        now = time.monotonic()
+        active = _Active(claim=claim, slot=slot, started=now, last_ok=now)
+        with self._lock:
+            self._active[claim.job_id] = active
+        if self._stopping.is_set():  # claimed while stop() was collecting the running jobs
+            active.stop("shutdown")
+        try:
+            log.info(
+                "job %s (%s, %s) attempt %d on %s",
+                claim.job_id,
+                claim.kind,
+                claim.agent,
+                claim.attempt,
+                slot.id if slot else "a compile thread",
+                extra={"action": "job_start"},
+            )
+            try:
+                request = EvalRequest.model_validate_json(claim.request_json)
+            except ValueError as exc:
+                error = f"the stored request does not parse with this solforge ({_VERSION}): {exc}"[:4000]
+                self._write(
+                    active, lambda tx: queue.finish(tx, claim, status="failed", result_json=None, error=error)
+                )
+                return
+            spec = JobSpec(
+                id=claim.job_id,
+                kind=claim.kind,  # type: ignore[arg-type]
+                agent=claim.agent,
+                problem=claim.problem,
+                request=request,
+                attempt=claim.attempt,
+                max_attempts=claim.max_attempts,
+                timeout_s=claim.timeout_s,
+                slot=slot,
+            )
+            try:
+                result = self.runner.run(spec, active.heartbeat, active.cancel)
+            except Exception as exc:  # by contract a runner reports candidate failures as results
+                log.exception("job %s: the runner raised", claim.job_id, extra={"action": "job_run"})
+                result = JobResult.infra_error(
+                    f"the job runner raised {type(exc).__name__}: {exc}", suspect_gpu=True
+                )
+            active.settling = True
+            self._settle(active, request, result)
+        finally:
+            with self._lock:
+                self._active.pop(claim.job_id, None)
+
+    def _settle(self, active: _Active, request: EvalRequest, result: JobResult) -> None:
+        claim = active.claim
+        reason = active.stop_reason
+        cfg = self.config
+        op: Callable[[Tx], object]
+        if reason == "lost":
+            op = self._retry_op(
+                active,
+                f"worker {self.id} lost its claim: no renewal reached the ledger for {cfg.lease_s:g}s",
+                backoff_s=0.0,
+                release_reason="lost",
+            )
+        elif result.outcome == "done":
+            op = self._done_op(active, request, result)
+        elif reason == "owner":
+            op = self._finish_op(active, "cancelled", None, "cancelled by its owner while running")
+        elif result.outcome == "failed":
+            op = self._finish_op(active, "failed", None, (result.error or "the job cannot run")[:4000])
+        elif reason == "shutdown":
+            op = self._retry_op(
+                active,
+                f"worker {self.id} shut down during the attempt",
+                backoff_s=0.0,
+                refund=True,
+                check_gpu=False,
+                release_reason="shutdown",
+            )
+        elif reason == "timeout":
+            op = self._retry_op(
+                active,
+                f"attempt {claim.attempt} exceeded its {claim.timeout_s:g}s limit; the worker killed its process tree",
+                backoff_s=cfg.retry_backoff_s * claim.attempt,
+            )
+        elif result.outcome == "cancelled":
+            op = self._retry_op(
+                active, "the runner stopped the job without being asked", backoff_s=cfg.retry_backoff_s
+            )
+        else:
+            op = self._retry_op(
+                active, result.error or "infrastructure error", backoff_s=cfg.retry_backoff_s * claim.attempt
+            )
+        self._write(active, op)
+
+    def _finish_op(
+        self,
+        active: _Active,
+        status: Literal["done", "cancelled", "failed"],
+        result_json: str | None,
+        error: str | None,
+        runs: list[dict[str, Any]] | None = None,
+        submission: dict[str, Any] | None = None,
+    ) -> Callable[[Tx], object]:
+        def op(tx: Tx) -> object:
+            outcome = queue.finish(
+                tx,
+                active.claim,
+                status=status,
+                result_json=result_json,
+                error=error,
+                progress_json=active.progress_json,
+                runs=runs,
+                submission=submission,
+            )
+            log.log(
+                logging.INFO if outcome != "lost" else logging.WARNING,
+                "job %s %s (%s)",
+                active.claim.job_id,
+                status,
+                outcome,
+                extra={"action": "job_finish"},
+            )
+            return outcome
+
+        return op
+
+    def _retry_op(
+        self,
+        active: _Active,
+        error: str,
+        *,
+        backoff_s: float,
+        refund: bool = False,
+        check_gpu: bool = True,
+        release_reason: str = "retry",
+    ) -> Callable[[Tx], object]:
+        def op(tx: Tx) -> object:
+            status = queue.retry(
+                tx,
+                active.claim,
+                error=error[:4000],
+                backoff_s=backoff_s,
+                refund=refund,
+                check_gpu=check_gpu,
+                release_reason=release_reason,
+            )
+            log.warning(
+                "job %s attempt %d ended: %s -> %s",
+                active.claim.job_id,
+                active.claim.attempt,
+                error,
+                status or "claim lost",
+                extra={"action": "job_retry"},
+            )
+            return status
+
+        return op
+
+    def _done_op(self, active: _Active, request: EvalRequest, result: JobResult) -> Callable[[Tx], object]:
+        claim = active.claim
+        report = result.report
+        if claim.kind == "compile":
+            if not isinstance(report, BuildReport):
+                return self._retry_op(
+                    active,
+                    f"the runner returned {type(report).__name__} for a compile job",
+                    backoff_s=self.config.retry_backoff_s,
+                )
+            return self._finish_op(active, "done", report.model_dump_json(), None)
+        if not isinstance(report, EvalReport):
+            return self._retry_op(
+                active,
+                f"the runner returned {type(report).__name__} for a {claim.kind} job",
+                backoff_s=self.config.retry_backoff_s,
+            )
+        runs = queue.run_params(report, request.solution.name)
+        submission = (
+            queue.submission_params(report, request.solution, agent=claim.agent)
+            if claim.kind == "submit"
+            else None
+        )
+        return self._finish_op(active, "done", report.model_dump_json(), None, runs, submission)
+
+    def _write(self, active: _Active, op: Callable[[Tx], object]) -> None:
+        try:
+            self.ledger.connector.run(op, retry_s=self.config.result_retry_s)
+        except LedgerError as exc:
+            log.error(
+                "job %s: could not record its outcome (%s); its claim will expire and the job will run again",
+                active.claim.job_id,
+                exc,
+                extra={"action": "job_finish"},
+            )
+
+    # -- maintenance -------------------------------------------------------------------------------
+
+    def _maintenance_loop(self) -> None:
+        while not self._maintenance_stop.wait(self.config.heartbeat_s):
+            try:
+                self.tick()
+            except Exception:  # the loop must survive anything; each failure is logged
+                log.exception("worker %s: maintenance tick failed", self.id, extra={"action": "tick"})
+
+    def tick(self) -> None:
+        """One maintenance pass (the maintenance thread calls it every ``heartbeat_s``)."""
+        cfg = self.config
+        now = time.monotonic()
+        with self._lock:
+            actives = list(self._active.values())
+        to_renew: list[_Active] = []
+        for a in actives:
+            if not a.settling and a.stop_reason is None and now - a.started > a.claim.timeout_s:
+                log.warning(
+                    "job %s exceeded its %gs limit; cancelling",
+                    a.claim.job_id,
+                    a.claim.timeout_s,
+                    extra={"action": "job_timeout"},
+                )
+                a.stop("timeout")
+            if (
+                a.stop_reason is not None
+                and not a.settling
+                and now - a.stop_at > cfg.kill_grace_s
+                and not a.abandoned
+            ):
+                a.abandoned = True
+                log.error(
+                    "job %s: the runner ignored cancel for %gs; no longer renewing its claim so its lease expires",
+                    a.claim.job_id,
+                    cfg.kill_grace_s,
+                    extra={"action": "job_abandon"},
+                )
+            if not a.abandoned:
+                to_renew.append(a)
+        if to_renew:
+            self._renew(to_renew, now)
+        if now - self._worker_beat >= cfg.lease_s / 3:  # informational: no need to write it every tick
+            with contextlib.suppress(LedgerError):
+                self.ledger.connector.run(lambda tx: tx.execute("heartbeat_worker", id=self.id), retry_s=0)
+                self._worker_beat = now
+        try:
+            self._reclaim()
+        except LedgerError as exc:
+            log.warning("worker %s: reclaim pass failed: %s", self.id, exc, extra={"action": "reclaim"})
+
+    def _renew(self, actives: list[_Active], now: float) -> None:
+        cfg = self.config
+        sent: dict[str, str | None] = {}
+
+        def beat(tx: Tx) -> dict[str, queue.HeartbeatState]:
+            states = {}
+            for a in actives:
+                with a.lock:
+                    progress = a.progress_json if a.progress_dirty else None
+                sent[a.claim.job_id] = progress
+                states[a.claim.job_id] = queue.heartbeat(
+                    tx, a.claim, lease_s=cfg.lease_s, progress_json=progress
+                )
+            return states
+
+        try:
+            states = self.ledger.connector.run(beat, retry_s=0)
+        except LedgerError as exc:
+            log.warning("worker %s: could not renew claims: %s", self.id, exc, extra={"action": "heartbeat"})
+            for a in actives:
+                if not a.settling and now - a.last_ok > cfg.lease_s:
+                    log.error(
+                        "job %s: no renewal for %gs; presuming the claim lost and stopping the job",
+                        a.claim.job_id,
+                        cfg.lease_s,
+                        extra={"action": "heartbeat"},
+                    )
+                    a.stop("lost")
+            return
+        for a in actives:
+            state = states[a.claim.job_id]
+            if not state.alive:
+                if not a.settling:
+                    log.warning(
+                        "job %s: claim lost (reclaimed elsewhere); stopping it",
+                        a.claim.job_id,
+                        extra={"action": "heartbeat"},
+                    )
+                    a.stop("lost")
+                continue
+            a.last_ok = now
+            with a.lock:
+                if sent[a.claim.job_id] is not None and a.progress_json == sent[a.claim.job_id]:
+                    a.progress_dirty = False
+            if state.cancel_requested and not a.settling:
+                a.stop("owner")
+
+    def _reclaim(self) -> None:
+        connector = self.ledger.connector
+        if not connector.run(lambda tx: tx.scalar("any_expired"), write=False, retry_s=0):
+            return
+        rows = connector.run(
+            lambda tx: queue.reclaim_expired(tx, backoff_s=0.0, by_worker=self.id), retry_s=0
+        )
+        for r in rows:
+            log.warning(
+                "reclaimed job %s from worker %s: now %s (%s)",
+                r["id"],
+                r["worker_id"],
+                r["status"],
+                r["error"],
+                extra={"action": "reclaim"},
+            )
+
+
+def run_worker_cli(
+    db_url: str | None,
+    gpus: Sequence[int] | None = None,
+    *,
+    cpu_slots: int | None = None,
+    compile_slots: int | None = None,
+    host: str | None = None,
+    runner: JobRunner | None = None,
+    config: WorkerConfig | None = None,
+    health_check: HealthCheck | None = None,
+    stop_event: threading.Event | None = None,
+    log_level: str = "INFO",
+) -> int:
+    """``solforge worker``: serve jobs from a (shared) ledger until SIGINT/SIGTERM.
+
+    Parameters
+    ----------
+    db_url
+        The ledger (``postgresql://...`` for many hosts; None: the local default SQLite file).
+    gpus
+        NVML indices (``--gpus 0,1``); None: every visible GPU (CPU slots when there is none).
+    cpu_slots, compile_slots, host, runner, config, health_check
+        As for :class:`Worker`.
+    stop_event
+        Stop when set (tests, embedding); SIGINT and SIGTERM set it when called from the main thread.
+    log_level
+        Logging level for a stderr handler installed when the process has none (stdout stays clean).
+
+    Returns
+    -------
+    int
+        0 after a clean stop, 1 when the ledger cannot be opened, 2 for bad arguments.
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=log_level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    stop = stop_event or threading.Event()
+    try:
+        ledger = Ledger.open(db_url)
+    except (LedgerError, ValueError) as exc:
+        log.error("cannot open the ledger %s: %s", db_url, exc, extra={"action": "worker_cli"})
+        return 1
+    try:
+        try:
+            worker = Worker(
+                ledger,
+                runner,
+                gpus=gpus,
+                cpu_slots=cpu_slots,
+                compile_slots=compile_slots,
+                host=host,
+                config=config,
+                health_check=health_check,
+            )
+        except ValueError as exc:
+            log.error("%s", exc, extra={"action": "worker_cli"})
+            return 2
+        previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                previous[signum] = signal.signal(signum, lambda *_: stop.set())
+        try:
+            try:
+                worker.start()
+            except LedgerError as exc:
+                log.error("cannot register the worker: %s", exc, extra={"action": "worker_cli"})
+                return 1
+            while not stop.wait(1.0):
+                pass
+            log.info("stopping worker %s", worker.id, extra={"action": "worker_cli"})
+            worker.stop()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        return 0
+    finally:
+        ledger.close()
