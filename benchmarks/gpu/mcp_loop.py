@@ -1,0 +1,95 @@
+"""The whole agent loop through a real MCP client, against `solforge serve` over stdio.
+
+For one problem and each language given: list_problems -> read_docs -> get_problem ->
+compile_kernel -> run_benchmark (-> wait_job) -> get_sol_score -> submit_solution, with the
+server's own SQLite ledger and its local worker (a GPU lease per benchmark on a GPU machine).
+Writes what each step answered (trimmed) to a JSON file.
+
+    python benchmarks/gpu/mcp_loop.py --problem qwen3_8b_rmsnorm --languages pytorch triton cuda_cpp cute_dsl \
+        --workloads 2 --out mcp_loop.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _call(client: Client, log: list[dict[str, Any]], tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    result = await client.call_tool(tool, args)
+    data = result.structured_content or {}
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    log.append({"tool": tool, "seconds": round(time.perf_counter() - started, 2), "is_error": result.is_error,
+                "text": text[:600]})
+    print(f"  {tool:16s} {log[-1]['seconds']:6.1f} s  {'ERROR ' if result.is_error else ''}{text[:160]!r}",
+          file=sys.stderr)
+    return data
+
+
+async def _until_done(client: Client, log: list[dict[str, Any]], data: dict[str, Any]) -> dict[str, Any]:
+    while data.get("state") not in ("done", "failed", "cancelled") and data.get("job_id"):
+        data = await _call(client, log, "wait_job", {"job_id": data["job_id"], "wait_s": 45})
+    return data
+
+
+async def loop(problem: str, languages: list[str], workloads: int, home: Path, submit: set[str],
+               out_path: Path) -> dict[str, Any]:
+    env = {**os.environ, "SOLFORGE_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "solforge.server.cli", "serve",
+                                                                  "--agent", "gpu-loop"], env=env)
+    out: dict[str, Any] = {"problem": problem, "date": datetime.now(UTC).isoformat(timespec="seconds"), "runs": []}
+    async with Client(params) as client:
+        log: list[dict[str, Any]] = []
+        await _call(client, log, "list_problems", {"text": problem.split("_")[0]})
+        await _call(client, log, "read_docs", {"query": "destination passing style"})
+        info = await _call(client, log, "get_problem", {"name": problem})
+        uuids = [w["uuid"] for w in info.get("workloads", [])][:workloads]
+        out["setup"] = log
+        for language in languages:
+            log = []
+            path = ROOT / "benchmarks" / "solutions" / problem / f"{language}.json"
+            solution = json.loads(path.read_text())
+            print(f"{language}:", file=sys.stderr)
+            compiled = await _call(client, log, "compile_kernel", {"solution": solution, "wait_s": 50})
+            while compiled.get("state") == "building":
+                compiled = await _call(client, log, "compile_kernel", {"solution": solution, "wait_s": 50})
+            bench = await _until_done(client, log, await _call(
+                client, log, "run_benchmark", {"solution": solution, "workloads": uuids, "wait_s": 50}))
+            score = await _call(client, log, "get_sol_score", {"job_id": bench["job_id"]}) if bench.get("job_id") else {}
+            sub = await _until_done(client, log, await _call(client, log, "submit_solution",
+                                                             {"solution": solution, "wait_s": 50})) if language in submit else {}
+            out["runs"].append({"language": language, "steps": log, "benchmark": bench, "sol": score,
+                                "submission": sub.get("submission")})
+            out_path.write_text(json.dumps(out, indent=1, default=str))  # as it goes: a killed run keeps its part
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--problem", default="qwen3_8b_rmsnorm")
+    parser.add_argument("--languages", nargs="+", default=["pytorch", "triton", "cuda_cpp", "cute_dsl"])
+    parser.add_argument("--workloads", type=int, default=2)
+    parser.add_argument("--home", type=Path, default=Path("/tmp/solforge-mcp-loop"))
+    parser.add_argument("--submit", nargs="*", default=None, help="languages to submit (default: all)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    submit = set(args.languages if args.submit is None else args.submit)
+    result = anyio.run(loop, args.problem, args.languages, args.workloads, args.home, submit, args.out)
+    args.out.write_text(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
