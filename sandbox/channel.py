@@ -77,8 +77,49 @@ def send_pickle(sock: socket.socket, obj: Any, *, cuda_ipc: bool) -> None:
         ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(obj)
         payload = buf.getvalue()
     else:
-        payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps(_bytes_for_tensors(obj), protocol=pickle.HIGHEST_PROTOCOL)
     send_frame(sock, KIND_PICKLE, payload)
+
+
+class TensorBytes:
+    """A CPU tensor sent by value as raw bytes: torch's own pickling rejects 1-byte float dtypes (fp8)."""
+
+    def __init__(self, tensor: Any) -> None:
+        import torch
+
+        contiguous = tensor.detach().contiguous()
+        self.dtype = str(contiguous.dtype).removeprefix("torch.")
+        self.shape = tuple(contiguous.shape)
+        self.data = contiguous.view(torch.uint8).numpy().tobytes() if contiguous.numel() else b""
+
+    def rebuild(self) -> Any:
+        import torch
+
+        dtype = getattr(torch, self.dtype)
+        raw = torch.frombuffer(bytearray(self.data), dtype=torch.uint8) if self.data else torch.empty(0, dtype=torch.uint8)
+        return raw.view(dtype).reshape(self.shape)
+
+
+def _bytes_for_tensors(obj: Any) -> Any:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return TensorBytes(obj)
+    if isinstance(obj, dict):
+        return {k: _bytes_for_tensors(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_bytes_for_tensors(v) for v in obj)
+    return obj
+
+
+def _tensors_from_bytes(obj: Any) -> Any:
+    if isinstance(obj, TensorBytes):
+        return obj.rebuild()
+    if isinstance(obj, dict):
+        return {k: _tensors_from_bytes(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_tensors_from_bytes(v) for v in obj)
+    return obj
 
 
 def recv_pickle(sock: socket.socket) -> Any:
@@ -88,4 +129,4 @@ def recv_pickle(sock: socket.socket) -> Any:
     kind, payload = recv_frame(sock)
     if kind != KIND_PICKLE:
         raise ValueError(f"expected a pickle frame, got kind {kind!r}")
-    return pickle.loads(payload)
+    return _tensors_from_bytes(pickle.loads(payload))
