@@ -107,12 +107,16 @@ def test_unbounded_allocation_fails_cleanly(tmp_path: Path) -> None:
     assert statuses == [Status.RUNTIME_ERROR]
 
 
-def test_no_temporary_folders_or_processes_left(tmp_path: Path) -> None:
+def test_no_temporary_folders_or_processes_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
     import psutil
 
-    before = set(glob.glob("/tmp/solforge-eval-*"))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # this evaluation's scratch only, not others'
     _run(_python_solution("def run(hidden_states, weight, eps, output):\n    raise SystemExit(3)\n"), tmp_path)
-    assert set(glob.glob("/tmp/solforge-eval-*")) == before
+    assert glob.glob(str(scratch / "solforge-eval-*")) == []
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
     assert leftovers == []
 
