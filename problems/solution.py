@@ -63,7 +63,13 @@ class SourceFile(FormatModel):
     @field_validator("content")
     @classmethod
     def _validate_size(cls, content: str) -> str:
-        size = len(content.encode("utf-8", "surrogatepass"))
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"source is not valid Unicode (a lone surrogate at character {exc.start}); save it as UTF-8 text"
+            ) from None
+        size = len(content.encode("utf-8"))
         if size > MAX_SOURCE_BYTES:
             raise ValueError(f"source is {size} bytes; the limit is {MAX_SOURCE_BYTES} bytes per file")
         return content

@@ -86,7 +86,7 @@ def _time_variant(judge: Judge, variant: str, solution: Solution, inputs: list[A
                                timeout_s=judge.options.compile_timeout_s)
         if not build.ok:
             return f"build failed: {build.log[:300]}"
-        proc, answer = judge.open_process(solution, build, f"baseline-{variant}")
+        proc, answer = judge.open_process(solution, build, f"baseline-{variant}", trusted=True)
         judge.baseline_procs[variant] = proc
         if not answer.get("ok"):
             return f"load failed: {answer.get('error', '')[:300]}"

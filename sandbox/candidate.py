@@ -21,9 +21,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from . import channel
+from . import channel, defences
 
 _MAX_ERROR_CHARS = 3000
 
@@ -90,16 +91,45 @@ class Harness:
         self.device = "cpu"
         self.guarded: dict[str, Any] = {}
         self.threads_at_load = 0
+        self.trusted = False
+        """Set for the baseline processes, which run the problem's own reference, not a candidate."""
+        # The defences of defences.py (on unless the judge was started with SOLFORGE_DEFENCES=off).
+        self.defences = True
+        self.notes: list[str] = []
+        """Confinement steps that could not be applied on this machine (reported with the timings)."""
+        self.audit = defences.AuditGuard()
+        self.integrity: defences.Integrity | None = None
+        self.roots: list[str] = []
+        self.known_threads: set[int] = set()
+        self.stream_id: int | None = None
 
     def tampering(self) -> str | None:
+        if self.trusted:
+            return None  # the reference timed as a baseline: trusted code, which may use threads (inductor)
         current = _guarded()
         changed = sorted(k for k, v in self.guarded.items() if current.get(k) is not v)
         if changed:
             return f"the solution replaced harness functions: {changed}"
+        if self.defences:
+            return self._defence_problems()
         if threading.active_count() > self.threads_at_load:
             names = sorted(t.name for t in threading.enumerate())
             return f"the solution started Python threads ({names}); work must happen inside the call"
         return None
+
+    def _defence_problems(self) -> str | None:
+        """The runtime checks of defences.py: audit-hook violations, integrity, threads, torch state."""
+        if self.audit.violations:
+            return "the solution was stopped doing what only a hack does: " + "; ".join(dict.fromkeys(self.audit.violations))
+        changed = self.integrity.changed() if self.integrity is not None else []
+        if changed:
+            return f"the solution replaced what the harness relies on: {changed[:8]}"
+        threads = defences.thread_problems(self.roots, self.known_threads)
+        if threads:
+            return (f"threads still running the solution's code after the call ({threads}): work must happen "
+                    "inside the call")
+        problems = defences.torch_state_problems(self.device, self.stream_id) if self.fn is not None else []
+        return "; ".join(problems) or None
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any]:
         kind = cmd["cmd"]
@@ -118,12 +148,17 @@ class Harness:
 
         self.dps = bool(cmd["dps"])
         self.device = cmd["device"]
+        self.trusted = bool(cmd.get("trusted", False))
+        if self.trusted:
+            self.defences = False
         if self.device.startswith("cuda"):
             torch.cuda.init()
             torch.empty(1, device=self.device)  # create the context before the solution runs
         _block_runtime_compilation()
         self.guarded = _guarded()
         self.threads_at_load = threading.active_count()
+        if self.defences:
+            self._arm(cmd)
         started = time.perf_counter()
         try:
             from solforge.problems import Solution
@@ -133,19 +168,47 @@ class Harness:
 
             self.fn = load_entry(BuildReport.model_validate(cmd["build"]), Solution.model_validate(cmd["solution"]))
         except BaseException as exc:  # the solution's import failed: its fault, reported as a status
+            hack = self._defence_problems() if self.defences else None
+            if hack:
+                return {"ok": False, "status": "REWARD_HACK", "error": hack}
             return {"ok": False, "status": "COMPILE_ERROR", "error": "importing the solution failed:\n" + _trim_traceback(exc)}
         # Import may legitimately spawn threads (compilers, thread pools); the limit counts from here.
         self.threads_at_load = threading.active_count()
+        if self.integrity is not None:
+            self.integrity.freeze_hooks()
+        if self.device.startswith("cuda"):
+            self.stream_id = torch.cuda.current_stream().stream_id
         hack = self.tampering()
         if hack:
             return {"ok": False, "status": "REWARD_HACK", "error": hack}
         return {"ok": True, "load_seconds": time.perf_counter() - started}
 
-    def _call(self, inputs: list[Any], outputs: list[Any]) -> Any:
+    def _arm(self, cmd: dict[str, Any]) -> None:
+        """Before the solution's code first runs: the audit hook, the integrity snapshot, the thread baseline."""
+        import safetensors.torch  # noqa: F401  (imported now: a source named safetensors.py cannot shadow it later)
+
+        from solforge.problems import inputs as problem_inputs
+
+        artifact = Path(cmd["build"].get("artifact_dir") or ".")
+        self.roots = [str(artifact / "src"), str(artifact / "build")]
+        self.audit.install(self.roots, Path.cwd(), defences.invoker_codes([Harness._invoke]))
+        from . import timing
+
+        self.integrity = defences.Integrity(
+            defences.harness_namespaces(),
+            [timing, channel, defences, problem_inputs, sys.modules[__name__]],
+        )
+        self.known_threads = {t.ident for t in threading.enumerate() if t.ident is not None}
+
+    def _invoke(self, *args: Any) -> Any:
+        """The one place the solution is called (the audit hook attributes native callbacks here)."""
         assert self.fn is not None
+        return self.fn(*args)
+
+    def _call(self, inputs: list[Any], outputs: list[Any]) -> Any:
         if self.dps:
-            return self.fn(*inputs, *outputs)
-        return self.fn(*inputs)
+            return self._invoke(*inputs, *outputs)
+        return self._invoke(*inputs)
 
     def _returned_outputs(self, result: Any, specs: list[list[Any]]) -> list[Any]:
         """Validate what a non-DPS run returned: exactly the outputs, as plain tensors."""
@@ -165,6 +228,13 @@ class Harness:
             if str(value.dtype) != dtype:
                 raise _Verdict("INCORRECT_DTYPE", f"output {name!r}: dtype {value.dtype}, expected {dtype}")
         return values
+
+    def _check_outputs(self, produced: list[Any], specs: list[list[Any]]) -> None:
+        """Outputs are plain tensors (no subclass, no swapped class) and no torch mode outlives the call."""
+        problems = defences.plain_tensor_problems(produced, [spec[0] for spec in specs])
+        problems += defences.torch_state_problems(self.device, self.stream_id)
+        if problems:
+            raise _Verdict("REWARD_HACK", "; ".join(problems))
 
     def _deliver(self, produced: list[Any], buffers: list[Any]) -> dict[str, Any]:
         """Put the outputs where the judge can read them."""
@@ -186,10 +256,19 @@ class Harness:
         inputs, buffers, specs = cmd["inputs"], cmd["outputs"], cmd["output_specs"]
         try:
             call_outputs = buffers if self.device.startswith("cuda") else [b.clone() for b in buffers]
+            # On the GPU the judge compares the shared inputs with a regenerated copy; on the CPU the
+            # candidate works on its own copy, so it keeps a pristine one to compare with.
+            pristine = ([v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
+                        if self.defences and not self.device.startswith("cuda") else None)
             result = self._call(inputs, call_outputs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
             produced = call_outputs if self.dps else self._returned_outputs(result, specs)
+            if self.defences:
+                self._check_outputs(produced, specs)
+                mutated = _mutated(pristine, inputs) if pristine is not None else None
+                if mutated is not None:
+                    raise _Verdict("INCORRECT_NUMERICAL", f"the solution wrote into input {mutated}; inputs are read-only")
             answer = {"ok": True, **self._deliver(produced, buffers)}
         except _Verdict as v:
             answer = {"ok": False, "status": v.status, "error": v.message}
@@ -211,32 +290,43 @@ class Harness:
         warmup, iterations, check_at = int(cmd["warmup"]), int(cmd["iterations"]), int(cmd["check_at"])
         device = torch.device(self.device)
         templates = [*inputs, *buffers] if self.dps else list(inputs)
-        pool = timing.ShiftingPool(templates, warmup + iterations, fill_outputs_from=len(inputs) if self.dps else None)
+        source = None
+        if self.defences and cmd.get("regen") is not None and cmd.get("check_inputs") is not None and check_at >= 0:
+            # Every timed call gets freshly drawn inputs; the checked one gets the judge's check set.
+            try:
+                source = defences.FreshInputs(cmd["regen"], self.device, inputs, cmd["check_inputs"], warmup + check_at)
+            except Exception as exc:  # a recipe the candidate cannot draw from: the harness's fault, not the solution's
+                return {"ok": False, "status": "RUNTIME_ERROR", "error": f"harness: cannot draw fresh inputs: {exc}"}
+        pool = timing.ShiftingPool(templates, warmup + iterations, fill_outputs_from=len(inputs) if self.dps else None,
+                                   source=source)
         checked: dict[str, Any] = {}
 
         def call(*args: Any) -> Any:
             if self.dps:
-                return self.fn(*args)  # type: ignore[misc]
-            return self.fn(*args[: len(inputs)])  # type: ignore[misc]
+                return self._invoke(*args)
+            return self._invoke(*args[: len(inputs)])
 
         def after_call(i: int, args: list[Any], result: Any) -> None:
             if i != check_at:
                 return
             produced = args[len(inputs) :] if self.dps else self._returned_outputs(result, specs)
+            if self.defences:
+                self._check_outputs(produced, specs)
             checked.update(self._deliver(produced, buffers))
 
         try:
             m = timing.time_calls(
                 call, pool.args_for_call, warmup=warmup, iterations=iterations, device=device,
-                timer=cmd.get("timer", "auto"), after_call=after_call,
+                timer=cmd.get("timer", "auto"), after_call=after_call, check_streams=self.defences,
             )
         except _Verdict as v:
             return {"ok": False, "status": v.status, "error": v.message}
         except BaseException as exc:
             return {"ok": False, "status": "RUNTIME_ERROR", "error": _trim_traceback(exc), "fatal": _is_sticky(exc)}
-        hack = self.tampering()
+        hack = self.tampering() or "; ".join(m.violations)
         if hack:
             return {"ok": False, "status": "REWARD_HACK", "error": hack}
+        m.warnings += [f"sandbox: {w}" for w in self.audit.warnings] + self.notes
         return {"ok": True, "measurement": m.to_json(), **checked}
 
 
@@ -244,6 +334,16 @@ class _Verdict(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+
+
+def _mutated(pristine: list[Any], inputs: list[Any]) -> str | None:
+    """The position of the first input tensor that no longer equals its pristine copy."""
+    import torch
+
+    for k, (before, after) in enumerate(zip(pristine, inputs, strict=True)):
+        if isinstance(before, torch.Tensor) and not torch.equal(before, after):
+            return f"#{k + 1}"
+    return None
 
 
 def _is_sticky(exc: BaseException) -> bool:
@@ -256,11 +356,20 @@ def _is_sticky(exc: BaseException) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solforge candidate process (started by the judge)")
     parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--defences", choices=("on", "off"), default="on")
     args = parser.parse_args(argv)
+    notes: list[str] = []
+    if args.defences == "on":
+        # Before any solution code exists in this process: Landlock (writes only in the scratch folder)
+        # and seccomp (no namespace changes, no ptrace). Only what could not be applied is reported.
+        notes = [n for n in defences.confine_process(defences.writable_folders(Path.cwd()))
+                 if not n.startswith(("landlock ABI", "seccomp:"))]
     sock = socket.socket(fileno=args.fd)
     # The solution's prints must not reach the judge's channel; they land in the log the judge tails.
     sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(2), "wb"), write_through=True)
     harness = Harness(sock)
+    harness.defences = args.defences == "on"
+    harness.notes = [f"sandbox: {n}" for n in notes]
     while True:
         try:
             cmd = channel.recv_pickle(sock)
@@ -269,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         if cmd.get("cmd") == "exit":
             return 0
         answer = harness.handle(cmd)
+        # Echo the judge's per-command nonce: an answer forged by the solution must first find it.
+        answer["nonce"] = cmd.get("nonce")
         blob = answer.pop("_blob", None)
         if blob is not None:
             answer["has_blob"] = True

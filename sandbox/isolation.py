@@ -29,8 +29,10 @@ Trade-offs, stated once:
 - A process that leaves the session and whose parent dies before the kill is reparented to init
   and cannot be found by process-tree walking; only a cgroup or a PID namespace would catch that.
   Candidates get no ptrace or privileges, so this needs deliberate effort and is out of scope here.
-- There is no filesystem confinement (landlock/seccomp): a candidate can read what its user can.
-  Secrets are kept out of the environment (:func:`scrubbed_env`), not out of the filesystem.
+- Reads are not confined: a candidate can read what its user can. Secrets are kept out of the
+  environment (:func:`scrubbed_env`), not out of the filesystem. Writes, namespaces and ptrace are
+  confined inside the candidate and build processes themselves, before candidate code loads
+  (:func:`solforge.sandbox.defences.confine_process`: Landlock and seccomp, where the kernel has them).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from solforge.problems import (
     load_problem,
 )
 
-from . import channel
+from . import channel, defences
 from .api import BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
 from .correctness import Check, compare_outputs
 
@@ -132,6 +132,7 @@ class CandidateProcess:
         from . import isolation
 
         self.sock, child = socket.socketpair()
+        self.defences = defences.defences_enabled(submission=options.submission)
         home = scratch / "home"  # the only folder the candidate may write in
         home.mkdir(parents=True, exist_ok=True)
         self.log_path = scratch / "candidate.log"
@@ -146,7 +147,8 @@ class CandidateProcess:
         if device.startswith("cuda"):
             env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
         self.proc = isolation.spawn_isolated(
-            [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno())],
+            [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
+             "--defences", "on" if self.defences else "off"],
             cwd=home,
             env=env,
             memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
@@ -160,9 +162,21 @@ class CandidateProcess:
     def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool) -> tuple[dict[str, Any], bytes | None]:
         """Send one command and wait for its answer, killing the process on timeout."""
         self.sock.settimeout(timeout_s)
+        nonce = None
+        if self.defences:
+            if self._unread_bytes():
+                self.kill()
+                return {"ok": False, "status": "REWARD_HACK", "error": "the candidate wrote to the result channel "
+                        "outside an answer (a forged answer)"}, None
+            nonce = secrets.token_hex(8)
+            cmd = {**cmd, "nonce": nonce}
         try:
             channel.send_pickle(self.sock, cmd, cuda_ipc=cuda_ipc)
             answer = channel.recv_json(self.sock)
+            if nonce is not None and answer.get("nonce") != nonce:
+                self.kill()
+                return {"ok": False, "status": "REWARD_HACK", "error": "an answer on the result channel did not "
+                        "carry this command's nonce: it was forged by the solution"}, None
             blob = None
             if answer.get("has_blob"):
                 kind, blob = channel.recv_frame(self.sock)
@@ -174,11 +188,24 @@ class CandidateProcess:
             return {"ok": False, "status": "TIMEOUT", "error": f"the call did not finish within {timeout_s:.0f} s; "
                     "the candidate process tree was killed"}, None
         except (channel.ChannelClosed, ConnectionError, OSError, ValueError) as exc:
-            code = self.proc.poll()
+            try:  # a closed channel usually means the process is exiting: wait a moment to say how it ended
+                code: int | None = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
             self.kill()
             tail = self.log_tail()
             return {"ok": False, "status": "RUNTIME_ERROR", "error": f"the candidate process died ({_describe_exit(code)}; "
                     f"{type(exc).__name__}). Last output:\n{tail}"}, None
+
+    def _unread_bytes(self) -> bool:
+        """Whether the candidate sent something nobody asked for (checked before each command)."""
+        import select
+
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and bool(self.sock.recv(1, socket.MSG_PEEK))
+        except OSError:
+            return False  # a closed channel is a death, which the request itself reports
 
     def log_tail(self, limit: int = 2000) -> str:
         with contextlib.suppress(OSError):
@@ -243,6 +270,8 @@ class Judge:
         self.candidate: CandidateProcess | None = None
         self.load_failure: tuple[Status, str] | None = None
         self.baseline_procs: dict[str, CandidateProcess | None] = {}
+        self.defences = defences.defences_enabled(submission=self.options.submission)
+        self.static_warnings: list[str] = []
         self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
         self.build: BuildReport | None = None
         from solforge.problems.reference import load_reference_module
@@ -250,6 +279,12 @@ class Judge:
         self.reference = load_reference_module(self.problem.definition)
         self.shared_pool = None
         if self.device.type == "cuda":
+            if self.defences and "expandable_segments:true" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower():
+                # Expandable segments travel over CUDA IPC as file descriptors the consumer takes with
+                # pidfd_getfd, which the confined candidate may not do (Landlock, seccomp): keep classic
+                # segments, whose IPC handles need no access to this process.
+                with contextlib.suppress(Exception):
+                    torch.cuda.memory._set_allocator_settings("expandable_segments:False")
             with contextlib.suppress(Exception):
                 self.shared_pool = torch.cuda.MemPool()
 
@@ -274,7 +309,8 @@ class Judge:
         emit(EvalEvent(kind="build", build=report))
         return report
 
-    def open_process(self, solution: Solution, build: BuildReport, label: str) -> tuple[CandidateProcess, dict[str, Any]]:
+    def open_process(self, solution: Solution, build: BuildReport, label: str, *,
+                     trusted: bool = False) -> tuple[CandidateProcess, dict[str, Any]]:
         """Start a candidate-style process and load ``solution`` in it.
 
         The baselines run in processes started the same way (same isolation, same harness), so the
@@ -283,7 +319,7 @@ class Judge:
         proc = CandidateProcess(solution, self.options, str(self.device), self.scratch / label)
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
-             "dps": solution.spec.destination_passing_style, "device": str(self.device)},
+             "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
             CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
         )
         return proc, answer
@@ -440,11 +476,21 @@ class Judge:
             else:
                 b.zero_()
         assert self.candidate is not None
-        answer, blob = self.candidate.request(
-            {"cmd": "time", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs, "warmup": warmup,
-             "iterations": iterations, "check_at": check_at, "timer": self.options.timer},
-            self.options.run_timeout_s, cuda_ipc=cuda_ipc,
-        )
+        cmd: dict[str, Any] = {"cmd": "time", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs,
+                               "warmup": warmup, "iterations": iterations, "check_at": check_at,
+                               "timer": self.options.timer}
+        if self.defences:
+            # The checked timed call gets inputs nobody has seen (a fresh secret seed), and every other
+            # timed call fresh inputs drawn in the candidate: nothing computed once can be replayed.
+            from solforge.problems.inputs import generate_inputs
+
+            check_inputs = generate_inputs(self.problem.definition, workload, sizes, device=self.device,
+                                           seed_or_generator=defences.check_seed(), problem_folder=self.problem.folder,
+                                           reference_module=self.reference)
+            references = self.run_reference(check_inputs)
+            cmd["check_inputs"] = self.to_shared(check_inputs)
+            cmd["regen"] = defences.regen_recipe(self, workload, sizes)
+        answer, blob = self.candidate.request(cmd, self.options.run_timeout_s, cuda_ipc=cuda_ipc)
         if not answer.get("ok"):
             return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
                                 "while timing: " + answer.get("error", ""), self.env)
@@ -466,7 +512,12 @@ class Judge:
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK,
                                 "some timed calls launched no GPU work: results must be computed in every call", self.env)
         counts = measurement.get("kernels_per_call") or []
-        if counts and len(set(counts)) > 1:
+        warnings = list(measurement.get("warnings") or []) + self.static_warnings
+        if counts and len(set(counts)) > 1 and self.defences:
+            # Fresh inputs every call make batch-and-skip impossible and a skipped call fails the hidden
+            # check; a data-dependent launch count (a loop over the experts that received tokens) is honest.
+            warnings.append(f"timed calls launched between {min(counts)} and {max(counts)} GPU operations")
+        elif counts and len(set(counts)) > 1:
             return failed_trace(
                 self.problem, self.solution.name, workload, Status.REWARD_HACK,
                 f"timed calls launched different amounts of GPU work ({min(counts)} to {max(counts)} operations): "
@@ -476,8 +527,13 @@ class Judge:
         latency = statistics.median(times)
         perf = Performance(latency_ms=latency, timer=measurement["timer"], iterations=iterations,
                            latency_iqr_ms=_iqr(times))
-        warnings = list(measurement.get("warnings") or [])
         from .baseline import attach_scores
+
+        if self.defences and cuda_ipc and self.options.time_baseline and \
+                not defences.baseline_cached(self, workload, self.options.timer):
+            # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
+            # native thread (baseline sabotage). It restarts for the next workload.
+            self.candidate.kill()
 
         verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs)
         if verdict is not None:
@@ -505,6 +561,16 @@ class Judge:
         if self.options.submission:
             workloads = [*workloads, *held_out_workloads(self.problem, HELD_OUT_WORKLOADS, self.rng)]
         report = EvalReport(problem=self.problem.name, solution=self.solution.name, device=self.env.hardware)
+        findings = defences.scan_solution(self.solution) if self.defences else []
+        verdict = defences.reject_message(findings)
+        if verdict is not None and not self.options.compile_only:
+            # Static checks, before anything is built or run: a reject is a REWARD_HACK outright.
+            report.traces = [failed_trace(self.problem, self.solution.name, w, Status.REWARD_HACK, verdict, self.env)
+                             for w in workloads]
+            for trace in report.traces:
+                emit(EvalEvent(kind="trace", trace=trace))
+            return self.finish(report, started)
+        self.static_warnings = defences.describe_findings(findings)
         self.build = self.do_build()
         report.build = self.build
         if not self.build.ok:
@@ -513,6 +579,7 @@ class Judge:
                              for w in workloads]
             return self.finish(report, started)
         language = self.solution.spec.language
+        self.build.warnings += [f.describe() for f in findings][:20]
         if self.options.compile_only or (self.device.type == "cpu" and language in (Language.cuda_cpp, Language.cute_dsl)):
             report.ran = False
             report.note = ("compiled only (compile_only was set)" if self.options.compile_only else

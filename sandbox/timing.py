@@ -47,6 +47,8 @@ class Measurement:
     kernels_per_call: list[int] = field(default_factory=list)
     kernel_names: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    """Reward hacks seen while timing (GPU work still running after the current stream drained)."""
 
     @property
     def median_ms(self) -> float:
@@ -92,9 +94,12 @@ class ShiftingPool:
     the pool happens before the L2 flush, so it leaves nothing warm in the cache.
     """
 
-    def __init__(self, template: Sequence[Any], calls: int, *, fill_outputs_from: int | None = None) -> None:
+    def __init__(self, template: Sequence[Any], calls: int, *, fill_outputs_from: int | None = None,
+                 source: Callable[[int], Sequence[Any]] | None = None) -> None:
         import torch
 
+        self._source = source
+        """Fresh input values for call i (defences.FreshInputs): copied into the pool instead of the template."""
         self._template = list(template)
         self._pools: list[torch.Tensor | None] = []
         self._calls = calls
@@ -113,7 +118,10 @@ class ShiftingPool:
 
         args: list[Any] = []
         offset = (i % self._calls) * POINTER_SHIFT_BYTES
+        fresh = list(self._source(i)) if self._source is not None else []
         for k, (value, pool) in enumerate(zip(self._template, self._pools, strict=True)):
+            if k < len(fresh) and _same_layout(fresh[k], value):
+                value = fresh[k]  # a new value for this call, same shape and dtype
             if pool is None:
                 args.append(value.clone() if isinstance(value, torch.Tensor) else value)
                 continue
@@ -128,6 +136,20 @@ class ShiftingPool:
                 view.copy_(value)
             args.append(view)
         return args
+
+
+def _same_layout(new: Any, old: Any) -> bool:
+    """Whether ``new`` can take ``old``'s place in its pool (same type, and for tensors shape and dtype)."""
+    shape, dtype = getattr(old, "shape", None), getattr(old, "dtype", None)
+    if shape is None:
+        return not hasattr(new, "shape")
+    return getattr(new, "shape", None) == shape and getattr(new, "dtype", None) == dtype
+
+
+UNJOINED_SLACK_NS = 50_000
+"""GPU work ending this long (50 us) after the current stream drained counts as unjoined: generous
+against any skew between CUPTI's GPU and host clocks, and no honest work ends after its stream
+was joined."""
 
 
 class _Cupti:
@@ -184,6 +206,16 @@ class _Cupti:
         return times, names
 
 
+def _unjoined_calls(records: Sequence[tuple[int, int, str]], windows: Sequence[tuple[int, int]],
+                    drained: Sequence[int]) -> list[int]:
+    """Indices of windows with GPU work ending ``UNJOINED_SLACK_NS`` after the current stream drained."""
+    late = []
+    for i, ((t0, t1), t_drained) in enumerate(zip(windows, drained, strict=True)):
+        if any(t0 <= start <= t1 and end > t_drained + UNJOINED_SLACK_NS for start, end, _name in records):
+            late.append(i)
+    return late
+
+
 def cupti_available() -> bool:
     try:
         from cupti import cupti  # noqa: F401
@@ -201,6 +233,7 @@ def time_calls(
     device: torch.device,
     timer: Literal["auto", "cupti", "cuda_events"] = "auto",
     after_call: Callable[[int, list[Any], Any], None] | None = None,
+    check_streams: bool = False,
 ) -> Measurement:
     """Time ``fn(*make_args(i))`` for ``iterations`` calls after ``warmup`` calls.
 
@@ -213,6 +246,11 @@ def time_calls(
     after_call
         Called after each timed call has synchronised, with (timed index, args, return value);
         used to check the outputs of an unpredictable timed call.
+    check_streams
+        With CUPTI: after each call, drain the current stream first and note the time; GPU work that
+        still runs well after that was launched on another stream and never joined back (a
+        REWARD_HACK by the protocol, recorded in ``violations``; the time itself stays right, since
+        the window ends with a device-wide synchronise).
     """
     import torch
 
@@ -231,6 +269,8 @@ def time_calls(
     if kind == "cupti":
         rec = _Cupti()
         windows: list[tuple[int, int]] = []
+        drained: list[int] = []
+        own_stream = torch.cuda.current_stream(device)
         rec.start()
         try:
             for i in range(iterations):
@@ -239,6 +279,9 @@ def time_calls(
                 torch.cuda.synchronize(device)
                 t0 = rec.timestamp()
                 result = fn(*args)
+                if check_streams:
+                    own_stream.synchronize()  # host-side only: adds no GPU activity to the span
+                    drained.append(rec.timestamp())
                 torch.cuda.synchronize(device)
                 t1 = rec.timestamp()
                 windows.append((t0, t1))
@@ -248,6 +291,13 @@ def time_calls(
             rec.stop()
         times, names = rec.spans(windows)
         m = Measurement(times, "cupti", warmup, True, [len(n) for n in names], names)
+        if drained:
+            late = _unjoined_calls(rec.gpu_records, windows, drained)
+            if late:
+                m.violations.append(
+                    f"timed calls {[i + 1 for i in late[:5]]} left GPU work running on another stream after the "
+                    "current stream had finished: join side streams (an event the current stream waits on) before "
+                    "run returns")
     else:
         stream = torch.cuda.current_stream(device)
         times = []

@@ -290,6 +290,14 @@ def main() -> int:
     os.dup2(log_fd, 1)
     os.close(log_fd)
     os.set_inheritable(report_fd, False)  # compilers started from here must not write the report
+    # Compilers and a CuTe DSL import run candidate-controlled work: from here on only the build output
+    # folder and the scratch folder are writable (not src/, which becomes the cache entry's sources,
+    # nor any other cache entry). Best effort: a kernel without Landlock builds unconfined.
+    from solforge.sandbox.defences import confine_process
+
+    (stage / "build").mkdir(exist_ok=True)
+    scratch = Path(os.environ.get("HOME") or stage)
+    confine_process([stage / "build", scratch, Path(os.environ.get("TMPDIR") or scratch), Path("/dev")])
     report = build_in_worker(request)
     sys.stdout.flush()
     os.write(report_fd, (report.model_dump_json() + "\n").encode())

@@ -103,7 +103,7 @@ def test_segfault_is_a_runtime_error_and_the_next_workload_runs(tmp_path: Path) 
 def test_unbounded_allocation_fails_cleanly(tmp_path: Path) -> None:
     code = ("def run(hidden_states, weight, eps, output):\n    hoard = []\n"
             "    while True:\n        hoard.append(bytearray(1 << 28))\n")
-    statuses = _run(_python_solution(code), tmp_path, workloads=["a1b2c3d4-0001"], memory_limit_gb=2.0)
+    statuses = _run(_python_solution(code), tmp_path, workloads=["a1b2c3d4-0001"], memory_limit_gb=8.0)
     assert statuses == [Status.RUNTIME_ERROR]
 
 
