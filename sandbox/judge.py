@@ -38,6 +38,7 @@ from solforge.problems import (
 from . import channel, defences
 from .api import BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
 from .correctness import Check, compare_outputs
+from .timing import interquartile_range
 
 CANDIDATE_START_TIMEOUT_S = 120.0
 """Importing torch and a solution (a CuTe DSL compile included) within this, or TIMEOUT."""
@@ -526,7 +527,7 @@ class Judge:
 
         latency = statistics.median(times)
         perf = Performance(latency_ms=latency, timer=measurement["timer"], iterations=iterations,
-                           latency_iqr_ms=_iqr(times))
+                           latency_iqr_ms=interquartile_range(times))
         from .baseline import attach_scores
 
         if self.defences and cuda_ipc and self.options.time_baseline and \
@@ -608,15 +609,6 @@ class Judge:
         report.seconds = time.perf_counter() - started
         emit(EvalEvent(kind="report", report=report))
         return report
-
-
-def _iqr(times: list[float]) -> float:
-    import statistics
-
-    if len(times) < 4:
-        return 0.0
-    q = statistics.quantiles(times, n=4)
-    return q[2] - q[0]
 
 
 def main() -> int:

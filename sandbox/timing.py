@@ -56,10 +56,7 @@ class Measurement:
 
     @property
     def iqr_ms(self) -> float:
-        if len(self.times_ms) < 4:
-            return 0.0
-        q = statistics.quantiles(self.times_ms, n=4)
-        return q[2] - q[0]
+        return interquartile_range(self.times_ms)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +68,14 @@ class Measurement:
             "kernel_names": self.kernel_names[:2],
             "warnings": self.warnings,
         }
+
+
+def interquartile_range(times: list[float]) -> float:
+    """Q3 - Q1 of the times (0 for fewer than four)."""
+    if len(times) < 4:
+        return 0.0
+    q = statistics.quantiles(times, n=4)
+    return q[2] - q[0]
 
 
 class L2Flusher:
