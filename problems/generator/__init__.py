@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..load import CATALOGUE_DIR, Problem
-from .catalogue import ENTRIES, Entry
-from .models import MODELS, ModelConfig
+from .catalogue import ALL_MODELS as MODELS
+from .catalogue import ENTRIES
+from .entry import Entry
+from .models import ModelConfig
 
 __all__ = [
     "ENTRIES",

@@ -1,66 +1,31 @@
-"""The starter catalogue: which template runs on which model.
+"""The catalogue: which template runs on which model.
 
-One line per problem. To add a model, add its :class:`~.models.ModelConfig` to ``models.py`` and a
-line here, then run ``python -m solforge.problems.generator`` to write the folder.
+One line per problem, split by family so the lists stay readable: :mod:`.catalogue_llm` (language
+models) and :mod:`.catalogue_media` (diffusion, vision, audio, video, multimodal). To add a model,
+add its :class:`~.models.ModelConfig` (to ``models.py``, ``models_llm.py`` or ``models_media.py``)
+and a line in one of those lists, then run ``python -m solforge.problems.generator`` to write the
+folders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from .catalogue_llm import LLM_ENTRIES, LLM_MODELS
+from .catalogue_media import MEDIA_ENTRIES, MEDIA_MODELS
+from .entry import Entry
+from .models import MODELS as STARTER_MODELS
+from .models import ModelConfig
 
-from ..load import Problem
-from . import llm, media
-from .models import (
-    DEEPSEEK_V3,
-    FLUX_1_DEV,
-    LLAMA_3_1_8B,
-    LLAMA_3_2_1B,
-    QWEN2_VL_7B,
-    QWEN3_8B,
-    QWEN3_30B_A3B,
-    SD_1_5,
-    SIGLIP_SO400M,
-    VIT_BASE_16,
-    WAN_2_1_T2V_1_3B,
-    WHISPER_LARGE_V3,
-    ModelConfig,
-)
+ENTRIES: tuple[Entry, ...] = (*LLM_ENTRIES, *MEDIA_ENTRIES)
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One catalogue problem: a template applied to a model, with optional template options."""
-
-    template: Callable[..., Problem]
-    model: ModelConfig
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    def build(self) -> Problem:
-        return self.template(self.model, **self.options)
+def _unique(models: tuple[ModelConfig, ...]) -> tuple[ModelConfig, ...]:
+    seen: dict[str, ModelConfig] = {}
+    for model in models:
+        if model.key in seen and seen[model.key] != model:
+            raise ValueError(f"two model configurations share the key {model.key!r}")
+        seen.setdefault(model.key, model)
+    return tuple(seen.values())
 
 
-ENTRIES: tuple[Entry, ...] = (
-    # llm
-    Entry(llm.rmsnorm, QWEN3_8B),
-    Entry(llm.fused_add_rmsnorm, LLAMA_3_1_8B),
-    Entry(llm.rope, LLAMA_3_1_8B),
-    Entry(llm.gqa_decode, LLAMA_3_1_8B),
-    Entry(llm.qkv_proj_gemm, LLAMA_3_1_8B),
-    Entry(llm.swiglu_mlp, LLAMA_3_2_1B),
-    Entry(llm.moe_topk_softmax_router, QWEN3_30B_A3B),
-    Entry(llm.fp8_per_token_group_quant, DEEPSEEK_V3),
-    # diffusion
-    Entry(media.adaln_modulation, FLUX_1_DEV),
-    Entry(media.groupnorm_silu, SD_1_5),
-    # vision
-    Entry(media.patch_embed_layernorm, SIGLIP_SO400M),
-    Entry(media.attention_softmax, VIT_BASE_16),
-    # audio
-    Entry(media.conv1d_gelu, WHISPER_LARGE_V3),
-    # video
-    Entry(media.patch_embed_3d, WAN_2_1_T2V_1_3B),
-    # multimodal
-    Entry(media.vision_patch_merger, QWEN2_VL_7B),
-)
+ALL_MODELS: tuple[ModelConfig, ...] = _unique((*STARTER_MODELS, *LLM_MODELS, *MEDIA_MODELS))
+"""Every model the catalogue draws from."""
