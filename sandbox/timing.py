@@ -32,6 +32,10 @@ TimerKind = Literal["cupti", "cuda_events", "cpu"]
 
 NOISY_IQR_RATIO = 0.10
 """Above this IQR/median the measurement carries a noise warning (do_bench-style heuristic)."""
+WARMUP_MIN_S = 0.025
+"""Warm up for at least this long (and at least ``warmup`` calls): a GPU that sat idle between
+workloads runs below its boost clock for a while, which would show as run-to-run spread on kernels
+of a few microseconds (triton's do_bench warms up for 25 ms for the same reason)."""
 POINTER_SHIFT_BYTES = 256
 """Each call's copies sit this many bytes further into their pool, so no two calls share an address."""
 
@@ -265,11 +269,18 @@ def time_calls(
     if timer == "cupti" and kind != "cupti":
         raise RuntimeError("CUPTI timing was asked for but cupti-python is not importable; install cupti-python")
     flusher = L2Flusher(device)
+    warm_until = time.perf_counter() + WARMUP_MIN_S
     for i in range(warmup):
         args = make_args(i)
         flusher.flush()
         fn(*args)
     torch.cuda.synchronize(device)
+    while warmup and time.perf_counter() < warm_until:
+        # The last warm-up arguments again: only the clocks need warming, and make_args may draw
+        # from a finite pool.
+        flusher.flush()
+        fn(*args)
+        torch.cuda.synchronize(device)
 
     if kind == "cupti":
         rec = _Cupti()

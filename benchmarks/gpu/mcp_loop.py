@@ -87,8 +87,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     submit = set(args.languages if args.submit is None else args.submit)
     result = anyio.run(loop, args.problem, args.languages, args.workloads, args.home, submit, args.out)
+    result["ledger"] = ledger_record(args.home)
     args.out.write_text(json.dumps(result, indent=1, default=str))
     return 0
+
+
+def ledger_record(home: Path) -> dict[str, Any]:
+    """What the server's ledger recorded: the slots, every lease and the event log (the queue's proof)."""
+    from solforge.planner import Ledger
+
+    ledger = Ledger.open(f"sqlite:///{home / 'ledger.db'}")
+    try:
+        return {"gpus": [g.model_dump(mode="json") for g in ledger.gpus()],
+                "leases": [lease.model_dump(mode="json") for lease in ledger.lease_history()],
+                "events": [e.model_dump(mode="json") for e in ledger.events(limit=5000)]}
+    finally:
+        ledger.close()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,15 +76,21 @@ def repeated_evals(problem: str, solution: str, repeats: int) -> dict:
     runs = []
     for _ in range(repeats):
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "solforge.server.cli", "eval", problem, "--solution", solution,
-                               "--json", "-q"], capture_output=True, text=True, timeout=900)
+        with tempfile.TemporaryFile("w+") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "solforge.server.cli", "eval", problem, "--solution",
+                                     solution, "--json"], stdout=out, stderr=subprocess.PIPE, text=True)
+            # Progress lines arrive on stderr as the evaluation goes: stamp them to see where the time goes.
+            timeline = [(round(time.perf_counter() - started, 2), line.rstrip()) for line in proc.stderr]
+            returncode = proc.wait(timeout=900)
+            out.seek(0)
+            stdout = out.read()
         wall = time.perf_counter() - started
-        traces = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-        runs.append({"wall_s": round(wall, 2), "exit": done.returncode,
+        traces = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+        runs.append({"wall_s": round(wall, 2), "exit": returncode, "timeline": timeline[-40:],
                      "latency_ms": {t["workload"]["uuid"]: (t["evaluation"].get("performance") or {}).get("latency_ms")
                                     for t in traces},
                      "statuses": sorted({t["evaluation"]["status"] for t in traces}),
-                     "stderr": done.stderr[-500:] if done.returncode else ""})
+                     "stderr": "\n".join(line for _, line in timeline)[-500:] if returncode else ""})
     spreads = {}
     for uuid in runs[0]["latency_ms"]:
         values = [r["latency_ms"].get(uuid) for r in runs]

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The project's GPU test suite on the lent GPU, in parallel shards (correctness, not timing, is
+# under test here, so the shards may share the GPU). Writes junit XML and logs under $OUT.
+#   bash benchmarks/gpu/h200_tests.sh [SHARDS] [PYTEST ARGS...]
+set -uo pipefail
+source benchmarks/gpu/setup_device.sh
+shards=${1:-4}; shift || true
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/nvidia-smi.csv"
+python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.cuda.get_device_name())" \
+  | tee "$OUT/versions.txt"
+python3 -m pytest -m gpu --collect-only -q "$@" 2>/dev/null | grep '::' > "$OUT/gpu_tests.txt"
+echo "$(wc -l < "$OUT/gpu_tests.txt") GPU tests in $shards shards"
+split -n "r/$shards" -d "$OUT/gpu_tests.txt" "$OUT/shard_"
+pids=()
+for f in "$OUT"/shard_*; do
+  n=${f##*_}
+  # shellcheck disable=SC2046
+  timeout 520 python3 -m pytest -m gpu -q -p no:cacheprovider --junitxml "$OUT/junit_$n.xml" $(cat "$f") \
+    > "$OUT/pytest_$n.log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+for f in "$OUT"/pytest_*.log; do echo "== $f"; tail -n 25 "$f" | grep -E "passed|failed|error|FAILED|ERROR" ; done
