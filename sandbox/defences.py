@@ -958,8 +958,14 @@ def harness_namespaces() -> dict[str, Any]:
 
 def writable_folders(scratch: Path) -> list[Path]:
     """What a confined candidate may write: its scratch folder, ``/dev`` (the GPU's device files,
-    ``/dev/null``, ``/dev/shm`` for CUDA IPC) and, where the machine runs it, the MPS pipe folder."""
-    folders = [Path(scratch), Path("/dev")]
+    ``/dev/null``, ``/dev/shm`` for CUDA IPC), its own ``/proc/<pid>`` and, where the machine runs
+    it, the MPS pipe folder.
+
+    The CUDA driver names the threads it starts by writing ``/proc/<pid>/task/<tid>/comm``; without
+    that, ``cuInit`` fails with error 304 (seen on an H200 with Landlock ABI 7). Only this process's
+    own folder is opened: ``/proc/<judge>/mem`` and the rest of ``/proc`` stay read-only.
+    """
+    folders = [Path(scratch), Path("/dev"), Path(f"/proc/{os.getpid()}")]
     for extra in (os.environ.get("CUDA_MPS_PIPE_DIRECTORY"), "/tmp/nvidia-mps", os.environ.get("CUDA_MPS_LOG_DIRECTORY")):
         if extra and Path(extra).is_dir():
             folders.append(Path(extra))
