@@ -678,7 +678,11 @@ class Ledger:
         return Solution.model_validate_json(row["solution_json"])
 
     def leaderboard(self, problem: str, *, limit: int = 20) -> list[LeaderboardEntry]:
-        """A problem's leaderboard: each agent's best submission, ranked by score, then speedup, then age."""
+        """A problem's leaderboard: each agent's best accepted submission, by score, then speedup, then age.
+
+        Accepted: every workload passed. A rejected submission (a wrong answer, a REWARD_HACK) stays in
+        the agent's history but never ranks.
+        """
         rows = self._run(lambda tx: tx.all("leaderboard", problem=problem, limit=max(1, limit)), write=False)
         return [LeaderboardEntry(rank=i + 1, **_submission_view(r).model_dump()) for i, r in enumerate(rows)]
 
@@ -766,7 +770,7 @@ class Ledger:
         ]
 
     def best_per_problem(self) -> list[SubmissionView]:
-        """The best submission of every problem that has one, by problem name."""
+        """The best accepted submission (every workload passed) of every problem that has one, by name."""
         rows = self._run(lambda tx: tx.all("best_per_problem"), write=False)
         return [_submission_view(r) for r in rows]
 

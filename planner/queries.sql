@@ -267,27 +267,28 @@ RETURNING id, agent, problem, solution_name, solution_hash, job_id, score, speed
           hardware, created_at
 
 -- best_per_problem --
--- The best submission of every problem: highest score, then highest speedup, then earliest.
+-- The best accepted submission of every problem (every workload passed: a rejected one, such as a
+-- REWARD_HACK, stays on its agent's record but never on a leaderboard): highest score, then speedup, then earliest.
 SELECT id, agent, problem, solution_name, solution_hash, job_id, score, speedup, passed, total, hardware,
        created_at
 FROM (
     SELECT s.*, ROW_NUMBER() OVER (
         PARTITION BY problem ORDER BY score DESC, COALESCE(speedup, 0) DESC, created_at, id
     ) AS rn
-    FROM submission AS s
+    FROM submission AS s WHERE passed = total AND total > 0
 ) AS ranked
 WHERE rn = 1
 ORDER BY problem
 
 -- leaderboard --
--- A problem's leaderboard: each agent's best submission, best first.
+-- A problem's leaderboard: each agent's best accepted submission (every workload passed), best first.
 SELECT id, agent, problem, solution_name, solution_hash, job_id, score, speedup, passed, total, hardware,
        created_at
 FROM (
     SELECT s.*, ROW_NUMBER() OVER (
         PARTITION BY agent ORDER BY score DESC, COALESCE(speedup, 0) DESC, created_at, id
     ) AS rn
-    FROM submission AS s WHERE problem = :problem
+    FROM submission AS s WHERE problem = :problem AND passed = total AND total > 0
 ) AS ranked
 WHERE rn = 1
 ORDER BY score DESC, COALESCE(speedup, 0) DESC, created_at, id
@@ -450,5 +451,6 @@ FROM submission GROUP BY problem
 SELECT DISTINCT problem FROM job WHERE agent = :agent
 
 -- agent_problem_bests --
--- Every agent's best score per problem.
-SELECT agent, problem, MAX(score) AS best FROM submission GROUP BY agent, problem
+-- Every agent's best score per problem, over accepted submissions (every workload passed).
+SELECT agent, problem, MAX(score) AS best FROM submission WHERE passed = total AND total > 0
+GROUP BY agent, problem

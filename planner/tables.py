@@ -30,6 +30,9 @@ __all__ = [
     "ProblemRow",
     "RunRow",
     "SubmissionRow",
+    "SwarmAgentRow",
+    "SwarmAssignmentRow",
+    "SwarmRunRow",
     "WorkerRow",
     "metadata",
 ]
@@ -278,3 +281,100 @@ class EventRow(LedgerModel, table=True):
     agent: str | None = Field(default=None, max_length=64)
     lease_id: int | None = Field(default=None, sa_column=Column(BigInteger))
     detail_json: str | None = Field(default=None, sa_column=Column(Text))
+
+
+# -- the swarm planner (solforge.planner.swarm) ---------------------------------------------------
+
+
+class SwarmRunRow(LedgerModel, table=True):
+    """One swarm run: its configuration, its planner process, and how it ended.
+
+    ``solforge swarm stop`` from another process sets ``stop_requested``; the planner polls it.
+    """
+
+    __tablename__ = "swarm_run"
+    __table_args__ = (
+        CheckConstraint("status IN ('running', 'stopping', 'stopped', 'finished', 'failed')", name="status"),
+    )
+
+    id: str = Field(primary_key=True, max_length=32)
+    status: str = Field(max_length=16)
+    config_json: str = Field(sa_column=Column(Text, nullable=False))
+    """The SwarmConfig the run was started with (resume reads it back)."""
+    created_at: float
+    updated_at: float
+    ended_at: float | None = None
+    heartbeat_at: float | None = None
+    """The planner's last tick; a stale heartbeat with status running means the planner died."""
+    active_s: float = 0.0
+    """Seconds the run has been running, over all its planner processes (the time limit counts these)."""
+    pid: int | None = None
+    host: str | None = Field(default=None, max_length=128)
+    server_url: str | None = Field(default=None, max_length=256)
+    stop_requested: bool = False
+    stop_reason: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class SwarmAgentRow(LedgerModel, table=True):
+    """An agent of a swarm run: its ledger identity (``name``), process and current state."""
+
+    __tablename__ = "swarm_agent"
+    __table_args__ = (
+        CheckConstraint(
+            "state IN ('idle', 'working', 'backoff', 'held', 'stopped', 'failed')", name="state"
+        ),
+    )
+
+    name: str = Field(primary_key=True, foreign_key="agent.name", max_length=64)
+    run_id: str = Field(foreign_key="swarm_run.id", max_length=32, index=True)
+    idx: int
+    state: str = Field(max_length=16)
+    problem: str | None = Field(default=None, max_length=256)
+    pid: int | None = None
+    workspace: str = Field(sa_column=Column(Text, nullable=False))
+    log_path: str = Field(sa_column=Column(Text, nullable=False))
+    restarts: int = 0
+    """Restarts after a crash or silence, over the whole run."""
+    started_at: float | None = None
+    """When its current process started."""
+    activity_at: float | None = None
+    """Its last sign of life: an MCP call (the agent's last_seen_at) or log output."""
+    phase: str | None = Field(default=None, max_length=64)
+    """The last tool it called, as read from its log."""
+    note: str | None = Field(default=None, sa_column=Column(Text))
+    """Why it is in its state (held: the reason; failed: the last exit)."""
+    updated_at: float
+
+
+class SwarmAssignmentRow(LedgerModel, table=True):
+    """One agent working on one problem, from assignment to release: the run's assignment history."""
+
+    __tablename__ = "swarm_assignment"
+    __table_args__ = (
+        # At most one open assignment per agent, and per (run, problem, share): a problem is given to
+        # a second agent only under an explicit share number, which the policy hands out on purpose.
+        Index("uq_swarm_assignment_open_agent", "agent", unique=True, **_where("ended_at IS NULL")),
+        Index(
+            "uq_swarm_assignment_open_problem",
+            "run_id",
+            "problem",
+            "share",
+            unique=True,
+            **_where("ended_at IS NULL"),
+        ),
+        Index("ix_swarm_assignment_run_started", "run_id", "started_at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(_BigId, primary_key=True, autoincrement=True))
+    run_id: str = Field(foreign_key="swarm_run.id", max_length=32)
+    agent: str = Field(foreign_key="agent.name", max_length=64)
+    problem: str = Field(max_length=256)
+    share: int = 0
+    """0: the problem's only agent; 1, 2, ...: extra agents the policy put on it explicitly."""
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    value: float | None = None
+    """The policy's value of another attempt on the problem when it was assigned."""
+    started_at: float
+    ended_at: float | None = None
+    end_reason: str | None = Field(default=None, max_length=32)
+    """finished, solved, stalled, timeout, crashed, held, stopped, interrupted."""

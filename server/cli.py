@@ -187,69 +187,6 @@ def _print_report(report: Any, console: Any) -> None:
     console.print(line)
 
 
-def _problems(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from solforge.problems import iter_catalogue, load_problem
-
-    console = Console()
-    if args.problems_cmd == "show":
-        problem = load_problem(args.name)
-        if args.json:
-            print(
-                json.dumps(
-                    {
-                        "definition": problem.definition.to_json_dict(),
-                        "workloads": [w.to_json_dict() for w in problem.workloads],
-                    },
-                    indent=2,
-                )
-            )
-        else:
-            d = problem.definition
-            console.print(
-                f"[bold]{d.name}[/bold] ({d.category}, {d.op_type}) from {d.hf_id}\n{d.description}"
-            )
-            console.print(f"axes: {json.dumps({k: v.to_json_dict() for k, v in d.axes.items()})}")
-            console.print(f"{len(problem.workloads)} workloads; reference:\n{d.reference}")
-        return EXIT_OK
-    problems = list(iter_catalogue())
-    if args.category:
-        problems = [p for p in problems if p.definition.category == args.category]
-    if args.text:
-        needle = args.text.lower()
-        problems = [
-            p
-            for p in problems
-            if needle
-            in (p.name + " " + (p.definition.description or "") + " " + (p.definition.hf_id or "")).lower()
-        ]
-    if args.json:
-        for p in problems:
-            d = p.definition
-            print(
-                json.dumps(
-                    {
-                        "name": d.name,
-                        "category": d.category,
-                        "op_type": d.op_type,
-                        "hf_id": d.hf_id,
-                        "workloads": len(p.workloads),
-                    }
-                )
-            )
-        return EXIT_OK
-    table = Table(title=f"{len(problems)} problems")
-    for col in ("name", "category", "op_type", "model", "workloads"):
-        table.add_column(col)
-    for p in problems:
-        d = p.definition
-        table.add_row(d.name, str(d.category or "-"), d.op_type or "-", d.hf_id or "-", str(len(p.workloads)))
-    console.print(table)
-    return EXIT_OK
-
-
 def _calibrate(args: argparse.Namespace) -> int:
     from solforge.sandbox.calibrate import run_calibrate_cli
 
@@ -324,16 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir")
     p.set_defaults(func=_eval)
 
-    p = sub.add_parser("problems", help="the problem catalogue")
-    psub = p.add_subparsers(dest="problems_cmd", required=True)
-    q = psub.add_parser("list")
-    q.add_argument("--category")
-    q.add_argument("--text")
-    q.add_argument("--json", action="store_true")
-    q = psub.add_parser("show")
-    q.add_argument("name")
-    q.add_argument("--json", action="store_true")
-    p.set_defaults(func=_problems)
+    from solforge.server.cli_problems import register as register_problems
+
+    register_problems(sub)
 
     p = sub.add_parser("calibrate", help="measure this GPU's attainable bandwidth and matrix rate")
     p.add_argument("--json", action="store_true")
@@ -344,6 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", default=".", help="project folder to write into")
     p.add_argument("--http", metavar="URL", help="point the client at a running HTTP server instead of stdio")
     p.set_defaults(func=_init)
+
+    from solforge.server.cli_report import add_report_command
+
+    add_report_command(sub)
+
+    from solforge.server.cli_swarm import add_swarm_parser
+
+    add_swarm_parser(sub)
     return parser
 
 
