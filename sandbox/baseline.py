@@ -128,12 +128,21 @@ def measure_baseline(judge: Judge, workload: Workload, inputs: list[Any], buffer
 
 
 def attach_scores(judge: Judge, workload: Workload, sizes: dict[str, int], perf: Performance,
-                  inputs: list[Any], buffers: list[Any], specs: list[list[Any]]) -> str | None:
-    """Fill the baseline and speed-of-light fields of ``perf``; return a REWARD_HACK verdict or None."""
+                  inputs: list[Any], buffers: list[Any], specs: list[list[Any]],
+                  warnings: list[str] | None = None) -> str | None:
+    """Fill the baseline and speed-of-light fields of ``perf``; return a REWARD_HACK verdict or None.
+
+    A baseline variant that could not be timed is named in ``warnings`` (the trace's log): a
+    speedup over the eager reference alone reads very differently from one over torch.compile.
+    """
     from . import score
 
     if judge.options.time_baseline:
         baseline = measure_baseline(judge, workload, inputs, buffers, specs, judge.options.timer)
+        if warnings is not None:
+            warnings += [f"baseline: the {key.removesuffix('_error')} reference was not timed ({value[:300]}); "
+                         "the baseline is the other variant" for key, value in baseline.items()
+                         if key.endswith("_error")]
         perf.reference_latency_ms = baseline.get("eager_ms")
         perf.baseline_latency_ms = baseline["baseline_ms"]
         eager = baseline.get("eager_ms")

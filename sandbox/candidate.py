@@ -357,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solforge candidate process (started by the judge)")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--defences", choices=("on", "off"), default="on")
+    parser.add_argument("--device", default="cpu", help="where the solution will run (cuda:N or cpu)")
     args = parser.parse_args(argv)
     notes: list[str] = []
     if args.defences == "on":
@@ -364,6 +365,12 @@ def main(argv: list[str] | None = None) -> int:
         # and seccomp (no namespace changes, no ptrace). Only what could not be applied is reported.
         notes = [n for n in defences.confine_process(defences.writable_folders(Path.cwd()))
                  if not n.startswith(("landlock ABI", "seccomp:"))]
+    # Start torch and the CUDA context while the judge is still building and preparing inputs: the
+    # judge starts this process before it needs it, and the first command then finds it warm.
+    import torch
+
+    if args.device.startswith("cuda"):
+        torch.cuda.init()
     sock = socket.socket(fileno=args.fd)
     # The solution's prints must not reach the judge's channel; they land in the log the judge tails.
     sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(2), "wb"), write_through=True)

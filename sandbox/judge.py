@@ -149,7 +149,7 @@ class CandidateProcess:
             env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
         self.proc = isolation.spawn_isolated(
             [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
-             "--defences", "on" if self.defences else "off"],
+             "--defences", "on" if self.defences else "off", "--device", device],
             cwd=home,
             env=env,
             memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
@@ -269,6 +269,8 @@ class Judge:
         self.rng = secrets.SystemRandom()
         self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
         self.candidate: CandidateProcess | None = None
+        self.spares: dict[str, CandidateProcess] = {}
+        """Processes started ahead of their load command, by label (see :meth:`prestart_candidate`)."""
         self.load_failure: tuple[Status, str] | None = None
         self.baseline_procs: dict[str, CandidateProcess | None] = {}
         self.defences = defences.defences_enabled(submission=self.options.submission)
@@ -317,13 +319,24 @@ class Judge:
         The baselines run in processes started the same way (same isolation, same harness), so the
         reference and the candidate are timed under identical conditions.
         """
-        proc = CandidateProcess(solution, self.options, str(self.device), self.scratch / label)
+        spare = self.spares.pop(label, None)
+        proc = spare if spare is not None and spare.alive else \
+            CandidateProcess(solution, self.options, str(self.device), self.scratch / label)
+        if spare is not None and proc is not spare:
+            spare.kill()
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
              "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
             CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
         )
         return proc, answer
+
+    def prestart_candidate(self) -> None:
+        """Start the candidate's process now, so that its interpreter, torch and CUDA start up while
+        the judge builds the solution and prepares the first workload (the load command follows)."""
+        if "candidate" not in self.spares:
+            self.spares["candidate"] = CandidateProcess(self.solution, self.options, str(self.device),
+                                                        self.scratch / "candidate")
 
     def start_candidate(self) -> dict[str, Any]:
         assert self.build is not None
@@ -536,7 +549,7 @@ class Judge:
             # native thread (baseline sabotage). It restarts for the next workload.
             self.candidate.kill()
 
-        verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs)
+        verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs, warnings)
         if verdict is not None:
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
         del torch
@@ -572,6 +585,9 @@ class Judge:
                 emit(EvalEvent(kind="trace", trace=trace))
             return self.finish(report, started)
         self.static_warnings = defences.describe_findings(findings)
+        runs_here = not (self.device.type == "cpu" and self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl))
+        if not self.options.compile_only and runs_here:
+            self.prestart_candidate()
         self.build = self.do_build()
         report.build = self.build
         if not self.build.ok:
@@ -598,7 +614,7 @@ class Judge:
 
                     torch.cuda.empty_cache()
         finally:
-            for proc in [self.candidate, *self.baseline_procs.values()]:
+            for proc in [self.candidate, *self.baseline_procs.values(), *self.spares.values()]:
                 if proc is not None:
                     proc.close()
         report.timer = next((t.evaluation.performance.timer for t in report.traces
@@ -606,6 +622,9 @@ class Judge:
         return self.finish(report, started)
 
     def finish(self, report: EvalReport, started: float) -> EvalReport:
+        for spare in self.spares.values():  # started ahead, never loaded (the build failed, say)
+            spare.close()
+        self.spares.clear()
         report.seconds = time.perf_counter() - started
         emit(EvalEvent(kind="report", report=report))
         return report

@@ -21,3 +21,6 @@ for f in "$OUT"/shard_*; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 for f in "$OUT"/pytest_*.log; do echo "== $f"; tail -n 25 "$f" | grep -E "passed|failed|error|FAILED|ERROR" ; done
+# Few files come back from the machine: pack the logs and reports into one archive.
+tar -czf "$OUT/gpu_tests.tgz" -C "$OUT" $(cd "$OUT" && ls junit_*.xml pytest_*.log gpu_tests.txt) && \
+  rm -f "$OUT"/junit_*.xml "$OUT"/pytest_*.log "$OUT"/shard_*

@@ -72,6 +72,7 @@ async def loop(problem: str, languages: list[str], workloads: int, home: Path, s
                                                              {"solution": solution, "wait_s": 50})) if language in submit else {}
             out["runs"].append({"language": language, "steps": log, "benchmark": bench, "sol": score,
                                 "submission": sub.get("submission")})
+            out["ledger"] = ledger_record(home)  # WAL: the server keeps writing while this reads
             out_path.write_text(json.dumps(out, indent=1, default=str))  # as it goes: a killed run keeps its part
     return out
 

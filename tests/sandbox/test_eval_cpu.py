@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import subprocess
@@ -116,9 +117,19 @@ def test_no_temporary_folders_or_processes_left(tmp_path: Path, monkeypatch: pyt
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # this evaluation's scratch only, not others'
     _run(_python_solution("def run(hidden_states, weight, eps, output):\n    raise SystemExit(3)\n"), tmp_path)
+    # The judge starts the candidate's process before it builds: a failed build must not leave it behind.
+    assert set(_run(_python_solution("def run(:\n"), tmp_path)) == {Status.COMPILE_ERROR}
     assert glob.glob(str(scratch / "solforge-eval-*")) == []
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
     assert leftovers == []
+    # Candidates run in their own sessions, so an orphan would not show as a child: look by folder.
+    orphans = []
+    for proc in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if "solforge.sandbox.candidate" in " ".join(proc.info["cmdline"] or []) and \
+                    proc.cwd().startswith(str(scratch)):
+                orphans.append(proc)
+    assert orphans == []
 
 
 def test_cli_eval_json_prints_one_trace_per_workload(tmp_path: Path) -> None:
