@@ -42,7 +42,7 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
     problems = small_problems(tmp_path / "problems", SMALL_PROBLEMS)
     db_url = f"sqlite:///{tmp_path / 'ledger.db'}"
     argv = swarm_run_argv(
-        db_url, tmp_path, problems, "good,cheating,good", "--agents", "3", "--time-limit-minutes", "2.5"
+        db_url, tmp_path, problems, "good,cheating,good,bad", "--agents", "4", "--time-limit-minutes", "2.5"
     )
     proc = subprocess.Popen(
         argv, env=swarm_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -90,6 +90,11 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             for name in SMALL_PROBLEMS:
                 assert cheat not in {e.agent for e in ledger.leaderboard(name)}
             assert cheat not in {s.agent for s in ledger.best_per_problem()}
+            # wrong answers are benchmarked and rejected the same way, never ranked
+            bad = f"swarm-{run_id}-03"
+            bad_history = ledger.agent_history(bad)
+            assert bad_history.jobs and all(s.passed < s.total for s in bad_history.submissions)
+            assert bad not in {s.agent for s in ledger.best_per_problem()}
             assert {s.agent for s in ledger.best_per_problem()} <= {f"swarm-{run_id}-00", victim}
             # every decision is in the event log with its reason
             assigned = _events(ledger, "swarm.assigned")
