@@ -4,10 +4,19 @@
 workload.jsonl}`` (SOL-ExecBench layout, reference inline); ``--check`` verifies that the committed
 folders are exactly what the generator produces and exits 1 listing the differences otherwise.
 
-- :mod:`.models`: model configurations, numbers copied from each model's config.json;
-- :mod:`.llm`, :mod:`.media`: operator templates ``(model, **options) -> Problem``;
-- :mod:`.catalogue`: which template runs on which model;
+- :mod:`.models`, :mod:`.models_llm`, :mod:`.models_media`: model configurations, numbers copied
+  from each model's config.json (under the same keys);
+- operator templates ``(model, **options) -> Problem``: :mod:`.llm` and ``llm_*`` (norms, rotary,
+  attention, GEMMs, MoE, quantisation, backward passes, whole layers, state-space models; shared
+  shape helpers in :mod:`.llm_shapes`), :mod:`.media` and ``media_*`` (diffusion, vision, audio,
+  video, multimodal; shared blocks in :mod:`.media_layers` and :mod:`.media_common`);
+- :mod:`.catalogue` (with :mod:`.catalogue_llm` and :mod:`.catalogue_media`): which template runs on
+  which model, one line per problem;
 - :mod:`.common`: shared pieces (tolerance presets with their justification, uuids, workloads).
+
+Packed fp4 (NVFP4) tensors are declared ``uint8``, two e2m1 codes per byte, as FlashInfer and vLLM
+hold them: the CPU build of torch cannot yet copy or compare ``float4_e2m1fn_x2`` tensors, which
+the catalogue's checks need. Their speed of light is still counted at the fp4 tensor-core rate.
 """
 
 from __future__ import annotations

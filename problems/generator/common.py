@@ -151,3 +151,53 @@ def make_problem(
         seen.add(uid)
         built.append(Workload(uuid=uid, axes=values, inputs=dict(descriptors), tolerance=tolerance))
     return Problem(definition=definition, workloads=built)
+
+
+# -- tolerances of the media catalogue (added for diffusion/vision/audio/video/multimodal) ----------
+
+BF16_GRAD = Tolerance(max_atol=1e-3, max_rtol=2e-2, required_matched_ratio=0.99)
+"""bf16 attention gradients: dq/dk are sums of small dS * k terms (|dq| ~ 0.01-0.1), so the BF16
+preset's atol of 1e-2 would accept a gradient that is mostly wrong. FlashAttention's backward rounds
+dS and P to bf16 before its matmuls, which moves a gradient by a few bf16 ulps (2^-8 each), well
+inside rtol 2e-2 plus atol 1e-3; a dropped rowsum(dO * O) term or a missing scale does not pass."""
+
+FP32_REDUCTION = Tolerance(max_atol=1e-4, max_rtol=1e-4, required_matched_ratio=0.99)
+"""fp32 outputs of reductions over 10^4-10^6 values (norm backward weight/bias gradients, sums
+over a whole batch): a different summation order (per-CTA partials, atomics) moves such a sum by
+~sqrt(n) * 2^-24 relative, up to ~1e-5 for the largest workloads; 1e-4 leaves margin and still
+rejects bf16 accumulation (2^-8 relative per partial)."""
+
+FP32_LOG_SPECTRUM = Tolerance(max_atol=1e-4, max_rtol=1e-4, required_matched_ratio=0.99)
+"""fp32 log-mel features: a kernel may compute the STFT with an FFT instead of the reference's DFT
+matmul, which moves each power bin by ~1e-6 relative (more for the weakest bins, which the mel
+filters average and the log compresses). The log10 outputs are O(1), so 1e-4 admits any correct
+transform and still rejects a wrong window, hop, filterbank or a bf16 spectrum (2^-8 relative)."""
+
+FP8_GEMM = Tolerance(max_atol=1e-2, max_rtol=2e-2, required_matched_ratio=0.98)
+"""bf16 outputs of fp8 / fp4 GEMMs with block or tensor scales. Products of e4m3 (or e2m1 times an e4m3
+scale) are exact in fp32, so a kernel that promotes its partial sums to fp32 at least every 128-wide K
+block (as DeepSeek-V3 does on Hopper) differs from the fp32 reference only by summation order (~1e-6
+relative) plus the final bf16 rounding (2^-9); rtol 2e-2 is SOL-ExecBench's FP8 preset. 2% of elements
+may miss: outputs that cancel to near zero, and re-quantised intermediates whose code flips at a
+rounding midpoint. A wrong scale layout or a skipped scale moves outputs by far more than 2%."""
+
+EXACT_CODES = Tolerance(max_atol=0.0, max_rtol=1e-3, required_matched_ratio=0.99)
+"""Quantised codes (packed fp4 bytes, compared as integers 0-255) and the e4m3 block scales beside them:
+rtol 1e-3 accepts only the exact byte or fp8 value (neighbouring codes differ by >= 0.4%, neighbouring
+e4m3 values by >= 6%). 1% may differ: values at a rounding midpoint flip when a kernel multiplies by a
+reciprocal instead of dividing."""
+
+BF16_BLOCK = Tolerance(max_atol=3e-2, max_rtol=3e-2, required_matched_ratio=0.99)
+"""bf16 fused blocks (a whole encoder/DiT layer, a conv block, a norm + GEMM chain): three to six
+chained bf16 roundings (GEMM operands, normalised or modulated activations), each 2^-9 relative,
+amplified by LayerScale/adaLN gains and gates, put the bf16 reference itself ~1e-2 away from an
+fp64 evaluation on a few percent of elements; the tolerance is twice that so that any kernel at
+least as accurate as the reference passes. A missing term, a wrong epsilon, activation or gate
+changes outputs by O(1) (|out| ~ 1) and is still rejected."""
+
+BF16_RELATIVE = Tolerance(max_atol=1e-9, max_rtol=1e-2, required_matched_ratio=0.99)
+"""bf16 outputs whose scale spans decades, such as softmax gradients over a 50k-260k vocabulary
+(~1/vocab each, 1e-6 to 1e-4) beside O(1) entries: any fixed atol above their scale would accept
+zeros. Relative error only: one bf16 rounding is 2^-9 (0.2%) and an fp32 softmax in another order
+moves values by ~1e-6 relative, so rtol 1e-2 passes every accurate kernel and rejects a wrong
+normaliser, label or upstream gradient (errors of 10% and more)."""

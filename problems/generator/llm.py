@@ -1,4 +1,5 @@
-"""Operator templates of language models: norms, rotary embedding, attention, GEMM, MLP, routing, quantisation.
+"""Operator templates of language models: norms, rotary embedding, attention, GEMM, MLP, routing,
+quantisation.
 
 Each template is a function ``(model, **options) -> Problem`` that reads the model's configuration
 numbers, bakes constants (epsilons, scales) into a plain step-by-step PyTorch reference and lists
@@ -27,6 +28,8 @@ from .common import (
     tensor,
     var,
 )
+from .llm_shapes import head_dim as head_dim_of
+from .llm_shapes import kv_heads, q_heads, with_counting
 from .models import ModelConfig
 
 BF = DType.bfloat16
@@ -147,9 +150,9 @@ def fused_add_rmsnorm(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_t
 
 def rope(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_to(8192)) -> Problem:
     """Rotary embedding of q and k with precomputed cos/sin tables (rotate-half layout)."""
-    n_q = model.integer("num_attention_heads")
-    n_kv = model.integer("num_key_value_heads")
-    head_dim = model.integer("head_dim")
+    n_q = q_heads(model)
+    n_kv = kv_heads(model)
+    head_dim = head_dim_of(model)
     half = head_dim // 2
     reference = reference_source(
         """
@@ -197,8 +200,12 @@ def rope(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_to(8192)) -> P
         inputs={
             "q": tensor(["num_tokens", "num_q_heads", "head_dim"], BF, "query projection"),
             "k": tensor(["num_tokens", "num_kv_heads", "head_dim"], BF, "key projection"),
-            "cos": tensor(["num_tokens", "head_dim"], DType.float32, "cos(position * inv_freq), rotate-half layout"),
-            "sin": tensor(["num_tokens", "head_dim"], DType.float32, "sin(position * inv_freq), rotate-half layout"),
+            "cos": tensor(
+                ["num_tokens", "head_dim"], DType.float32, "cos(position * inv_freq), rotate-half layout"
+            ),
+            "sin": tensor(
+                ["num_tokens", "head_dim"], DType.float32, "sin(position * inv_freq), rotate-half layout"
+            ),
         },
         outputs={
             "q_out": tensor(["num_tokens", "num_q_heads", "head_dim"], BF, "rotated queries"),
@@ -227,11 +234,13 @@ GQA_DECODE_SIZES: tuple[tuple[int, int], ...] = (
 tokens, i.e. 512 MiB of bf16 K+V for 8 KV heads of 128."""
 
 
-def gqa_decode(model: ModelConfig, *, sizes: Sequence[tuple[int, int]] = GQA_DECODE_SIZES) -> Problem:
+def gqa_decode(
+    model: ModelConfig, *, sizes: Sequence[tuple[int, int]] = GQA_DECODE_SIZES, kind: str = "gqa"
+) -> Problem:
     """One decode step of grouped-query attention over a contiguous KV cache with per-sequence lengths."""
-    n_q = model.integer("num_attention_heads")
-    n_kv = model.integer("num_key_value_heads")
-    head_dim = model.integer("head_dim")
+    n_q = q_heads(model)
+    n_kv = kv_heads(model)
+    head_dim = head_dim_of(model)
     group = n_q // n_kv
     reference = reference_source(
         """
@@ -255,8 +264,8 @@ def gqa_decode(model: ModelConfig, *, sizes: Sequence[tuple[int, int]] = GQA_DEC
             return out.reshape(batch, num_q_heads, head_dim).to(q.dtype)
         """
     )
-    return make_problem(
-        name=f"{model.key}_gqa_decode",
+    problem = make_problem(
+        name=f"{model.key}_{kind}_decode",
         model=model,
         op_type="gqa_decode",
         tags=["attention", "gqa", "decode", "kv-cache", "memory-bound", "bf16", "split-kv"],
@@ -295,14 +304,16 @@ def gqa_decode(model: ModelConfig, *, sizes: Sequence[tuple[int, int]] = GQA_DEC
         tolerance=BF16_ATTENTION,
         scalars={"sm_scale": 1.0 / math.sqrt(head_dim)},
     )
+    # The reference multiplies in fp32 from bf16 inputs; a kernel uses bf16 tensor cores.
+    return with_counting(problem, tensor_core_dtype=BF)
 
 
 def qkv_proj_gemm(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_to(8192)) -> Problem:
     """The fused q/k/v projection GEMM, y = x W^T, in bf16 with fp32 accumulation."""
     hidden = model.integer("hidden_size")
-    n_q = model.integer("num_attention_heads")
-    n_kv = model.integer("num_key_value_heads")
-    head_dim = model.integer("head_dim")
+    n_q = q_heads(model)
+    n_kv = kv_heads(model)
+    head_dim = head_dim_of(model)
     q_size, kv_size = n_q * head_dim, n_kv * head_dim
     out_features = q_size + 2 * kv_size
     weight_mib = out_features * hidden * 2 / 2**20
@@ -334,7 +345,9 @@ def qkv_proj_gemm(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_to(81
         axes={"num_tokens": var(_NUM_TOKENS), "hidden_size": const(hidden), "qkv_size": const(out_features)},
         inputs={
             "hidden_states": tensor(["num_tokens", "hidden_size"], BF, "normalised activations"),
-            "qkv_proj_weight": tensor(["qkv_size", "hidden_size"], BF, "[q; k; v] projection weight, [out, in]"),
+            "qkv_proj_weight": tensor(
+                ["qkv_size", "hidden_size"], BF, "[q; k; v] projection weight, [out, in]"
+            ),
         },
         outputs={"qkv": tensor(["num_tokens", "qkv_size"], BF, "[q | k | v] per token")},
         reference=reference,
@@ -382,9 +395,13 @@ def swiglu_mlp(model: ModelConfig, *, tokens: Sequence[int] = tokens_up_to(8192)
         },
         inputs={
             "hidden_states": tensor(["num_tokens", "hidden_size"], BF, "normalised activations"),
-            "gate_proj_weight": tensor(["intermediate_size", "hidden_size"], BF, "gate projection, [out, in]"),
+            "gate_proj_weight": tensor(
+                ["intermediate_size", "hidden_size"], BF, "gate projection, [out, in]"
+            ),
             "up_proj_weight": tensor(["intermediate_size", "hidden_size"], BF, "up projection, [out, in]"),
-            "down_proj_weight": tensor(["hidden_size", "intermediate_size"], BF, "down projection, [out, in]"),
+            "down_proj_weight": tensor(
+                ["hidden_size", "intermediate_size"], BF, "down projection, [out, in]"
+            ),
         },
         outputs={"output": tensor(["num_tokens", "hidden_size"], BF, "MLP output")},
         reference=reference,

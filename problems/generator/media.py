@@ -408,13 +408,20 @@ WAN_LATENT_SIZES: tuple[tuple[int, int, int, int], ...] = (
 240x416, 480x832 and 720x1280 (latent frames = (frames - 1) / 4 + 1, latent pixels = pixels / 8)."""
 
 
-def patch_embed_3d(model: ModelConfig, *, sizes: Sequence[tuple[int, int, int, int]] = WAN_LATENT_SIZES) -> Problem:
-    """Video patch embedding: Conv3d with kernel = stride = patch, flattened to tokens."""
+def patch_embed_3d(
+    model: ModelConfig,
+    *,
+    sizes: Sequence[tuple[int, int, int, int]] = WAN_LATENT_SIZES,
+    patch_keys: tuple[str, str, str] = ("transformer.patch_size.t", "transformer.patch_size.h", "transformer.patch_size.w"),
+) -> Problem:
+    """Video patch embedding: Conv3d with kernel = stride = patch, flattened to tokens.
+
+    ``patch_keys`` name the (t, h, w) patch sizes in the config (HunyuanVideo and LTX-Video spell
+    them ``patch_size_t`` and ``patch_size``).
+    """
     channels = model.integer("transformer.in_channels")
     dim = model.integer("transformer.num_attention_heads") * model.integer("transformer.attention_head_dim")
-    pt = model.integer("transformer.patch_size.t")
-    ph = model.integer("transformer.patch_size.h")
-    pw = model.integer("transformer.patch_size.w")
+    pt, ph, pw = (model.integer(k) for k in patch_keys)
     patch_dim = channels * pt * ph * pw
     reference = reference_source(
         """
