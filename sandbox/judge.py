@@ -333,7 +333,8 @@ class Judge:
 
     def prestart_candidate(self) -> None:
         """Start the candidate's process now, so that its interpreter, torch and CUDA start up while
-        the judge builds the solution and prepares the first workload (the load command follows)."""
+        the judge does something else (builds the solution, prepares a workload, times the baseline);
+        the load command follows when the candidate is needed."""
         if "candidate" not in self.spares:
             self.spares["candidate"] = CandidateProcess(self.solution, self.options, str(self.device),
                                                         self.scratch / "candidate")
@@ -546,8 +547,10 @@ class Judge:
         if self.defences and cuda_ipc and self.options.time_baseline and \
                 not defences.baseline_cached(self, workload, self.options.timer):
             # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
-            # native thread (baseline sabotage). It restarts for the next workload.
+            # native thread (baseline sabotage). It restarts for the next workload: a fresh process,
+            # which starts up while the baseline is timed (no solution code is loaded in it yet).
             self.candidate.kill()
+            self.prestart_candidate()
 
         verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs, warnings)
         if verdict is not None:
