@@ -301,17 +301,33 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_filters(q: argparse.ArgumentParser) -> None:
-    from solforge.problems import Category, DType
+def _enum_value(enum_name: str) -> Any:
+    """An argparse ``type`` checking a value against an enum of solforge.problems when it is given.
 
-    q.add_argument("--category", choices=[c.value for c in Category])
+    Importing solforge.problems (pydantic models) takes a quarter of a second: building the parser
+    must not, since every command builds it, ``solforge serve`` included.
+    """
+
+    def convert(value: str) -> str:
+        import solforge.problems
+
+        enum = getattr(solforge.problems, enum_name)
+        try:
+            return enum(value).value
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not one of {', '.join(e.value for e in enum)}") from None
+
+    convert.__name__ = enum_name.lower()
+    return convert
+
+
+def _add_filters(q: argparse.ArgumentParser) -> None:
+    q.add_argument("--category", type=_enum_value("Category"), help="llm, diffusion, vision, audio, video, multimodal")
     q.add_argument(
         "--model", "--hf-id", dest="model", metavar="HF_ID", help="source model (substring of hf_id)"
     )
     q.add_argument("--op-type", help="operation family, e.g. gemm, rmsnorm, attention")
-    q.add_argument(
-        "--dtype", choices=[d.value for d in DType], help="problems with an input or output of this dtype"
-    )
+    q.add_argument("--dtype", type=_enum_value("DType"), help="problems with an input or output of this dtype")
     q.add_argument(
         "--bound", choices=BOUNDS, help="speed-of-light bound on --gpu (counts FLOPs; slow the first time)"
     )
@@ -370,11 +386,7 @@ def register(sub: Any) -> None:
         "--overwrite", action="store_true", help="replace existing problem folders of the same name"
     )
     q.add_argument("--hf-id", help="set hf_id (source model) where the source has none")
-    from solforge.problems import Category
-
-    q.add_argument(
-        "--category", choices=[c.value for c in Category], help="set category where the source has none"
-    )
+    q.add_argument("--category", type=_enum_value("Category"), help="set category where the source has none")
     q.add_argument(
         "--var",
         action="append",

@@ -249,3 +249,15 @@ def test_run_server_is_importable_without_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_building_the_command_line_imports_no_models() -> None:
+    # Every command builds the whole parser (serve included): the problems' pydantic models, the
+    # planner and torch load only in the commands that use them.
+    code = (
+        "import sys; from solforge.server.cli import build_parser; build_parser(); "
+        "bad = [m for m in sys.modules if m.startswith(('solforge.problems', 'solforge.planner', 'torch', "
+        "'sqlalchemy'))]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
