@@ -32,6 +32,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import make_url
 
 from solforge.problems.errors import SolforgeError
+from solforge.sandbox.score import geomean
 
 from .._db import Tx, resolve_db_url
 from .._sql import parse_queries
@@ -138,8 +139,9 @@ def _ts(value: float | None) -> datetime | None:
 
 
 def _geomean(values: list[float]) -> float | None:
+    """The geometric mean of the positive, finite values; None when there are none."""
     positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
-    return math.exp(sum(math.log(v) for v in positive) / len(positive)) if positive else None
+    return geomean(positive) if positive else None
 
 
 def _quantile(values: list[float], q: float) -> float | None:
