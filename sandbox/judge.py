@@ -71,14 +71,11 @@ def environment(device: Any) -> Environment:
     libs = {"torch": torch.__version__, "python": sys.version.split()[0]}
     if torch.version.cuda:
         libs["cuda"] = torch.version.cuda
-    with contextlib.suppress(Exception):
-        import triton
+    from importlib.metadata import version
 
-        libs["triton"] = triton.__version__
-    with contextlib.suppress(Exception):
-        from importlib.metadata import version
-
-        libs["solforge"] = version("solforge")
+    for name in ("triton", "solforge"):  # read from the metadata: importing triton takes a second
+        with contextlib.suppress(Exception):
+            libs[name] = version(name)
     hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     return Environment(hardware=hardware, libs=libs)
 
@@ -264,18 +261,21 @@ class Judge:
         if self.options.device == "cuda" and not use_cuda:
             raise RuntimeError("device=cuda was asked for but no CUDA GPU is visible")
         self.device = torch.device("cuda:0" if use_cuda else "cpu")
+        self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
+        self.spares: dict[str, CandidateProcess] = {}
+        """Processes started ahead of their load command, by label (see :meth:`prestart_candidate`)."""
+        runs_here = not (self.device.type == "cpu" and self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl))
+        if not self.options.compile_only and runs_here:
+            self.prestart_candidate()  # first thing: it starts up while the rest of this is set up
         self.env = environment(self.device)
         self.cache_dir = default_cache_dir(self.options)
         self.rng = secrets.SystemRandom()
         self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
         self.candidate: CandidateProcess | None = None
-        self.spares: dict[str, CandidateProcess] = {}
-        """Processes started ahead of their load command, by label (see :meth:`prestart_candidate`)."""
         self.load_failure: tuple[Status, str] | None = None
         self.baseline_procs: dict[str, CandidateProcess | None] = {}
         self.defences = defences.defences_enabled(submission=self.options.submission)
         self.static_warnings: list[str] = []
-        self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
         self.build: BuildReport | None = None
         from solforge.problems.reference import load_reference_module
 
@@ -588,9 +588,6 @@ class Judge:
                 emit(EvalEvent(kind="trace", trace=trace))
             return self.finish(report, started)
         self.static_warnings = defences.describe_findings(findings)
-        runs_here = not (self.device.type == "cpu" and self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl))
-        if not self.options.compile_only and runs_here:
-            self.prestart_candidate()
         self.build = self.do_build()
         report.build = self.build
         if not self.build.ok:
