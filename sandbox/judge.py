@@ -264,8 +264,7 @@ class Judge:
         self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
         self.spares: dict[str, CandidateProcess] = {}
         """Processes started ahead of their load command, by label (see :meth:`prestart_candidate`)."""
-        runs_here = not (self.device.type == "cpu" and self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl))
-        if not self.options.compile_only and runs_here:
+        if self.runs_solution():
             self.prestart_candidate()  # first thing: it starts up while the rest of this is set up
         self.env = environment(self.device)
         self.cache_dir = default_cache_dir(self.options)
@@ -330,6 +329,12 @@ class Judge:
             CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
         )
         return proc, answer
+
+    def runs_solution(self) -> bool:
+        """Whether this evaluation runs the solution, or only builds it (compile_only was set, or a
+        CUDA C++ / CuTe DSL solution on a machine without a GPU)."""
+        gpu_only = self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl)
+        return not self.options.compile_only and not (self.device.type == "cpu" and gpu_only)
 
     def prestart_candidate(self) -> None:
         """Start the candidate's process now, so that its interpreter, torch and CUDA start up while
@@ -597,7 +602,7 @@ class Judge:
             return self.finish(report, started)
         language = self.solution.spec.language
         self.build.warnings += [f.describe() for f in findings][:20]
-        if self.options.compile_only or (self.device.type == "cpu" and language in (Language.cuda_cpp, Language.cute_dsl)):
+        if not self.runs_solution():
             report.ran = False
             report.note = ("compiled only (compile_only was set)" if self.options.compile_only else
                            f"compiled for {self.target_arch()} but not run: {language.value} needs a GPU and none is visible")

@@ -80,7 +80,7 @@ def _time(fn: Any, args: list[Any], device: str) -> float:
     pool = ShiftingPool(args, WARMUP + ITERATIONS)
     with torch.no_grad():
         m = time_calls(fn, pool.args_for_call, warmup=WARMUP, iterations=ITERATIONS, device=torch.device(device))
-    return statistics.median(m.times_ms)
+    return m.median_ms
 
 
 def time_problem(name: str, device: str) -> dict[str, Any]:

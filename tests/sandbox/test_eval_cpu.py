@@ -159,3 +159,11 @@ def test_cli_rejects_a_malformed_solution_with_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "bad.json" in done.stderr and "spec.languages" in done.stderr
+
+
+def test_compile_only_builds_and_runs_nothing(tmp_path: Path) -> None:
+    solution = load_solution(DATA / "solution_pytorch.json")
+    opts = EvalOptions(**{**FAST, "cache_dir": tmp_path / "cache", "compile_only": True})
+    report = evaluate(EvalRequest(problem=str(DATA), solution=solution, options=opts))
+    assert report.build is not None and report.build.ok
+    assert report.ran is False and report.traces == [] and "compiled only" in (report.note or "")
