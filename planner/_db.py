@@ -98,6 +98,23 @@ class ResolvedUrl:
         """The URL with any password hidden, for logs."""
         return make_url(self.url).render_as_string(hide_password=True)
 
+    @property
+    def shareable(self) -> str:
+        """A URL another process (in any folder) resolves to this same database, options included.
+
+        SQLite paths are absolute already; a non-default ``synchronous`` is carried as its option.
+        """
+        if self.dialect == "sqlite" and self.sqlite_synchronous != "FULL":
+            return f"{self.url}?synchronous={self.sqlite_synchronous.lower()}"
+        return self.url
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file of a lasting SQLite ledger; None for PostgreSQL and throwaway ledgers."""
+        if self.dialect != "sqlite" or self.temporary_dir is not None:
+            return None
+        return Path(make_url(self.url).database or "")
+
 
 def resolve_db_url(url: str | os.PathLike[str] | None) -> ResolvedUrl:
     """Turn what a user typed into a URL the ledger can open.
@@ -108,7 +125,8 @@ def resolve_db_url(url: str | os.PathLike[str] | None) -> ResolvedUrl:
         - None: the default SQLite ledger (:func:`default_ledger_path`).
         - ``sqlite://`` or ``sqlite:///:memory:``: a throwaway SQLite ledger in a temporary folder,
           deleted on close (a real file, so worker threads can share it).
-        - ``sqlite:///path/to/ledger.db`` or a plain path: that SQLite file (folders are created).
+        - ``sqlite:///path/to/ledger.db`` or a plain path: that SQLite file (folders are created); a
+          relative path is resolved against the current folder, once, so the URL is absolute.
           ``?synchronous=normal`` trades the last commits before a power cut (not a crash) for
           about twice the write throughput; the default is ``full``.
         - ``postgresql://user:pw@host:port/db`` (also ``postgres://`` and ``postgresql+psycopg://``).
@@ -142,7 +160,8 @@ def resolve_db_url(url: str | os.PathLike[str] | None) -> ResolvedUrl:
                     f"unsupported SQLite URL option {key}={value!r}: only synchronous=full|normal"
                 )
             synchronous = value.upper()
-        path = Path(path_text).expanduser()
+        # resolved once, here: a child process started in another folder must open the same file
+        path = Path(path_text).expanduser().resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
         return ResolvedUrl(f"sqlite:///{path}", "sqlite", sqlite_synchronous=synchronous)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):

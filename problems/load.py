@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,8 @@ from .workload import Workload
 
 CATALOGUE_DIR = Path(__file__).parent / "catalogue"
 """The bundled problems, one folder each."""
+PROBLEM_DIRS_ENV = "SOLFORGE_PROBLEM_DIRS"
+"""Folders of problem folders (os.pathsep-separated), searched before the bundled catalogue."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -68,7 +72,8 @@ def parse_model(model: type[M], data: object, where: str) -> M:
         raise FormatError(describe_validation_error(exc, where)) from exc
 
 
-def _read_json(path: Path) -> object:
+def read_json(path: Path) -> object:
+    """The JSON in ``path``; FormatError naming the file, line and column when it is not valid UTF-8 JSON."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -79,8 +84,10 @@ def _read_json(path: Path) -> object:
         raise FormatError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
 
 
+
+
 def load_definition(path: Path) -> Definition:
-    data = _read_json(path)
+    data = read_json(path)
     # SOL-ExecBench keeps the reference beside the definition as reference.py when it is not inline.
     ref = path.parent / "reference.py"
     if isinstance(data, dict) and not data.get("reference") and ref.is_file():
@@ -147,23 +154,48 @@ def iter_catalogue() -> Iterator[Problem]:
         yield load_problem_folder(CATALOGUE_DIR / name)
 
 
+def env_problem_dirs() -> list[Path]:
+    """The folders named by ``SOLFORGE_PROBLEM_DIRS``, in order (empty entries skipped)."""
+    raw = os.environ.get(PROBLEM_DIRS_ENV, "")
+    return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
+
+
+def close_names(name: str, names: list[str], limit: int = 5) -> list[str]:
+    """Up to ``limit`` of ``names`` that look like ``name``: spelling neighbours first, then substrings."""
+    lowered = {n.lower(): n for n in names}
+    close = [lowered[n] for n in difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.75)]
+    for n in names:
+        if len(close) >= limit:
+            break
+        if n not in close and (name.lower() in n.lower() or n.lower() in name.lower()):
+            close.append(n)
+    return close
+
+
 def load_problem(name_or_path: str | Path) -> Problem:
-    """A catalogue name, or a path to a problem folder."""
+    """A path to a problem folder, or a name: looked up in ``SOLFORGE_PROBLEM_DIRS``, then the catalogue."""
     path = Path(name_or_path)
     if path.is_dir():
         return load_problem_folder(path)
-    candidate = CATALOGUE_DIR / str(name_or_path)
-    if str(name_or_path) and "/" not in str(name_or_path) and candidate.is_dir():
-        return load_problem_folder(candidate)
-    close = [n for n in catalogue_names() if str(name_or_path).lower() in n.lower()][:5]
+    name = str(name_or_path)
+    roots = [*env_problem_dirs(), CATALOGUE_DIR]
+    if name and "/" not in name and os.sep not in name:
+        for root in roots:
+            if (root / name / "definition.json").is_file():
+                return load_problem_folder(root / name)
+    known = sorted(
+        {p.name for root in roots if root.is_dir() for p in root.iterdir() if (p / "definition.json").is_file()}
+    )
+    close = close_names(name, known)
     hint = f"; did you mean {close}?" if close else "; list them with `solforge problems list`"
-    raise ProblemNotFound(f"no problem {str(name_or_path)!r} in the catalogue and no folder at that path{hint}")
+    where = f"in {PROBLEM_DIRS_ENV}, " if env_problem_dirs() else ""
+    raise ProblemNotFound(f"no problem {name!r} {where}in the catalogue or as a folder at that path{hint}")
 
 
 def load_solution(path: Path) -> Solution:
     if not path.is_file():
         raise FormatError(f"{path}: no such solution file")
-    return parse_model(Solution, _read_json(path), str(path))
+    return parse_model(Solution, read_json(path), str(path))
 
 
 def parse_solution(data: str | dict, where: str = "solution") -> Solution:

@@ -30,6 +30,8 @@ class Check:
     max_absolute_error: float = 0.0
     max_relative_error: float = 0.0
     matched_ratio: float = 1.0
+    errors_measured: bool = False
+    """Whether the three statistics above were measured (a failed shape or dtype check has none)."""
 
     @property
     def passed(self) -> bool:
@@ -116,6 +118,7 @@ def compare_tensor(name: str, out: torch.Tensor, ref: torch.Tensor, tol: Toleran
             max_abs,
             max_rel,
             ratio,
+            errors_measured=True,
         )
     if tol.max_error_cap is not None and max_abs > tol.max_error_cap:
         return Check(
@@ -124,8 +127,9 @@ def compare_tensor(name: str, out: torch.Tensor, ref: torch.Tensor, tol: Toleran
             max_abs,
             max_rel,
             ratio,
+            errors_measured=True,
         )
-    return Check(Status.PASSED, "", max_abs, max_rel, ratio)
+    return Check(Status.PASSED, "", max_abs, max_rel, ratio, errors_measured=True)
 
 
 def compare_outputs(

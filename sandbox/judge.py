@@ -81,12 +81,12 @@ def environment(device: Any) -> Environment:
 
 
 def failed_trace(problem: Problem, solution_name: str, workload: Workload, status: Status, log: str,
-                 env: Environment) -> Trace:
+                 env: Environment, correctness: Correctness | None = None) -> Trace:
     return Trace(
         definition=problem.name,
         solution=solution_name,
         workload=workload,
-        evaluation=Evaluation(status=status, log=log or status.value, environment=env),
+        evaluation=Evaluation(status=status, log=log or status.value, correctness=correctness, environment=env),
     )
 
 
@@ -448,8 +448,12 @@ class Judge:
                 if mutated:
                     check = Check(Status.INCORRECT_NUMERICAL, f"the solution wrote into input {mutated!r}; inputs are read-only")
             if not check.passed:
+                # A wrong answer keeps its error statistics, so that tools need not parse the message.
+                measured = Correctness(max_absolute_error=check.max_absolute_error,
+                                       max_relative_error=check.max_relative_error,
+                                       matched_ratio=check.matched_ratio, rounds=r + 1) if check.errors_measured else None
                 return failed_trace(self.problem, self.solution.name, workload, check.status,
-                                    f"round {r + 1}/{rounds}: {check.message}", self.env)
+                                    f"round {r + 1}/{rounds}: {check.message}", self.env, measured)
             worst.max_absolute_error = max(worst.max_absolute_error, check.max_absolute_error)
             worst.max_relative_error = max(worst.max_relative_error, check.max_relative_error)
             worst.matched_ratio = min(worst.matched_ratio, check.matched_ratio)
@@ -610,7 +614,7 @@ class Judge:
         total = len(workloads)
         try:
             for i, workload in enumerate(workloads):
-                progress(f"workload {i + 1}/{total} {workload.axes}", i, total)
+                progress(f"workload {i + 1}/{total} ({', '.join(f'{k}={v}' for k, v in workload.axes.items())})", i, total)
                 trace = self.evaluate_workload(workload)
                 report.traces.append(trace)
                 emit(EvalEvent(kind="trace", trace=trace))

@@ -12,6 +12,7 @@ In stdio mode nothing but protocol goes to stdout: logs go to stderr.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -116,6 +117,9 @@ def create_server(
                 issuer_url=AnyHttpUrl(base),
                 resource_server_url=AnyHttpUrl(base + "/mcp"),
                 required_scopes=[SCOPE],
+                # The tokens are this server's own (SOLFORGE_TOKENS / --token), known only to its
+                # verifier, which reports no RFC 8707 resource: True would refuse every one of them.
+                validate_token_resource=False,
             ),
         }
     mcp: MCPServer = MCPServer(
@@ -242,6 +246,26 @@ def static_tokens(token: str | None, agent: str) -> dict[str, str]:
     return tokens
 
 
+def _bind_error(bind: str, port: int) -> str | None:
+    """Why ``bind:port`` cannot be listened on (in use, not this machine's address), or None.
+
+    Checked before anything is logged so a busy port is not announced as served; uvicorn binds
+    the same way (SO_REUSEADDR), so a port free here is free for it barring a race.
+    """
+    import socket
+
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((bind, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} is in use"
+            return exc.strerror or str(exc)
+    return None
+
+
 def _run_http(address: tuple[str, int], host: LedgerHost, agent: str, token: str | None) -> int:
     import anyio
     import uvicorn
@@ -262,6 +286,11 @@ def _run_http(address: tuple[str, int], host: LedgerHost, agent: str, token: str
             "or listen on 127.0.0.1",
             file=sys.stderr,
         )
+        return 2
+    busy = _bind_error(bind, port)
+    if busy is not None:
+        print(f"solforge serve: cannot listen on {bind}:{port}: {busy}; "
+              "pass --http HOST:PORT with a free port", file=sys.stderr)
         return 2
     verifier = SolforgeTokenVerifier(static, host.agent_for_token) if (static or ledger_has_tokens) else None
     url_host = f"[{bind}]" if ":" in bind else bind

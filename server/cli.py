@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -25,14 +26,14 @@ EXIT_NOT_RUN = 3
 def _eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from solforge.problems import SolforgeError, load_problem, load_solution
+    from solforge.problems import CATALOGUE_DIR, SolforgeError, load_problem
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
     from solforge.sandbox.evaluate import evaluate
 
     err = Console(stderr=True)
     try:
         problem = load_problem(args.problem)
-        solution = load_solution(Path(args.solution))
+        solution = _read_solution(Path(args.solution))
         options = EvalOptions(
             workloads=args.workload or None,
             rounds=args.rounds,
@@ -55,7 +56,11 @@ def _eval(args: argparse.Namespace) -> int:
         err.print(
             f"[yellow]note:[/yellow] solution names definition {solution.definition!r}, evaluating on {problem.name!r}"
         )
-    request = EvalRequest(problem=args.problem, solution=solution, options=options)
+    where = args.problem
+    if problem.folder is not None and problem.folder.parent != CATALOGUE_DIR:
+        # Found in SOLFORGE_PROBLEM_DIRS or given as a path: hand the children the folder itself.
+        where = str(problem.folder.resolve())
+    request = EvalRequest(problem=where, solution=solution, options=options)
 
     cancel = threading.Event()
     if args.json:
@@ -116,6 +121,23 @@ def _eval(args: argparse.Namespace) -> int:
     return EXIT_OK if report.all_passed else EXIT_FAILED
 
 
+def _read_solution(path: Path) -> Any:
+    """solution.json at ``path`` (or in the folder ``path``); a source given by path only is read from
+    beside it, as the MCP tools' solution_path does (PROTOCOL section 1)."""
+    from solforge.problems import FormatError, parse_solution
+    from solforge.problems.load import read_json
+    from solforge.tools.solutions import read_sources_beside
+
+    if path.is_dir():
+        path = path / "solution.json"
+    if not path.is_file():
+        raise FormatError(f"{path}: no such solution file; pass --solution path/to/solution.json")
+    data = read_json(path)
+    if isinstance(data, dict):
+        read_sources_beside(data, path.parent)
+    return parse_solution(data, str(path))  # type: ignore[arg-type]
+
+
 def _fmt_ms(value: float | None) -> str:
     if value is None:
         return "-"
@@ -130,9 +152,9 @@ def _print_report(report: Any, console: Any) -> None:
     build = report.build
     if build is not None:
         state = "cached" if build.cached else f"{build.seconds:.1f} s"
-        console.print(
-            f"build: {'ok' if build.ok else build.status} ({build.language}, {build.target_arch}, {state})"
-        )
+        # The sandbox names a GPU target even when the solution then ran on the CPU: say where it ran.
+        target = "cpu" if report.device == "cpu" and report.ran else build.target_arch
+        console.print(f"build: {'ok' if build.ok else build.status} ({build.language}, {target}, {state})")
         for k in build.kernels[:8]:
             console.print(
                 f"  kernel {k.name[:60]}: {k.registers} regs, {k.shared_bytes} B smem, "
@@ -145,23 +167,32 @@ def _print_report(report: Any, console: Any) -> None:
     table = Table(
         title=f"{report.problem} / {report.solution} on {report.device} ({report.timer or '-'} timer)"
     )
-    for col in ("workload", "axes", "status", "latency", "baseline", "T_SOL", "bound", "score", "speedup"):
-        table.add_column(col)
+    # uuids, statuses and numbers are copied: never cut them; only the axes fold. Speed-of-light columns
+    # appear only when some workload has one (never on a CPU run).
+    has_sol = any(t.evaluation.performance and t.evaluation.performance.sol_latency_ms for t in report.traces)
+    table.add_column("workload", no_wrap=True, min_width=max(len(t.workload.uuid) for t in report.traces))
+    table.add_column("axes", overflow="fold")
+    table.add_column("status", no_wrap=True, min_width=max(len(t.evaluation.status.value) for t in report.traces))
+    for col in ("latency", "baseline", *(("T_SOL", "bound", "score") if has_sol else ()), "speedup"):
+        table.add_column(col, no_wrap=True, min_width=len("12.345 ms"))
     scores: list[float] = []
     speedups: list[float] = []
     for t in report.traces:
         ev = t.evaluation
         perf = ev.performance
         style = "green" if ev.status == "PASSED" else "red"
+        sol_cells = [
+            _fmt_ms(perf.sol_latency_ms if perf else None),
+            (perf.sol_bound or "-") if perf else "-",
+            f"{perf.sol_score:.3f}" if perf and perf.sol_score is not None else "-",
+        ]
         table.add_row(
-            t.workload.uuid[:8],
+            t.workload.uuid,
             json.dumps(t.workload.axes),
             f"[{style}]{ev.status.value}[/{style}]",
             _fmt_ms(perf.latency_ms if perf else None),
             _fmt_ms(perf.baseline_latency_ms if perf else None),
-            _fmt_ms(perf.sol_latency_ms if perf else None),
-            (perf.sol_bound or "-") if perf else "-",
-            f"{perf.sol_score:.3f}" if perf and perf.sol_score is not None else "-",
+            *(sol_cells if has_sol else []),
             f"{perf.speedup:.2f}x" if perf and perf.speedup else "-",
         )
         scores.append(perf.sol_score if perf and perf.sol_score is not None else 0.0)
@@ -292,7 +323,13 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # `solforge problems list --json | head`: the reader left; stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

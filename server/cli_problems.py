@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,11 +58,14 @@ def _dtypes(problem: Problem) -> list[str]:
 
 
 def _load_rows(dirs: list[str]) -> list[Row]:
+    """Problems in ``dirs`` (--dir), then in SOLFORGE_PROBLEM_DIRS, then the catalogue; the first of a name wins."""
     from solforge.problems import iter_catalogue, load_problem_folder
+    from solforge.problems.load import env_problem_dirs
 
     problems: dict[str, Problem] = {}
-    for root in dirs:
-        for folder in sorted(Path(root).iterdir()):
+    roots = [Path(d) for d in dirs] + [d for d in env_problem_dirs() if d.is_dir()]
+    for root in roots:
+        for folder in sorted(root.iterdir()):
             if (folder / "definition.json").is_file():
                 p = load_problem_folder(folder)
                 problems.setdefault(p.name, p)
@@ -103,7 +105,8 @@ def _filter(rows: list[Row], args: argparse.Namespace) -> list[Row]:
             return False
         if args.model and args.model.lower() not in (d.hf_id or "").lower():
             return False
-        if args.op_type and (d.op_type or "").lower() != args.op_type.lower():
+        # A substring, as list_problems matches it: "norm" finds rmsnorm and layernorm.
+        if args.op_type and args.op_type.lower() not in (d.op_type or "").lower():
             return False
         if args.dtype and args.dtype not in row.dtypes:
             return False
@@ -170,6 +173,7 @@ def _print_summary(summary: dict[str, Any], gpu: str | None) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -187,12 +191,18 @@ def _list(args: argparse.Namespace) -> int:
         for r in rows:
             print(json.dumps(r.summary_json()))
         return 0
-    table = Table(title=f"{len(rows)} problems")
-    columns = ["name", "category", "op_type", "model", "workloads"]
+    table = Table(title=f"{len(rows)} problems", box=box.SIMPLE_HEAD, pad_edge=False)
+    # Names and op types are copied into other commands: never cut them; only the model column folds.
+    for col, values in (
+        ("name", [r.problem.name for r in rows]),
+        ("category", [str(r.problem.definition.category or "-") for r in rows]),
+        ("op_type", [r.problem.definition.op_type or "-" for r in rows]),
+    ):
+        table.add_column(col, no_wrap=True, min_width=max(map(len, [col, *values])))
+    table.add_column("model", overflow="fold", min_width=12)
+    table.add_column("workloads", no_wrap=True, justify="right", min_width=len("workloads"))
     if args.bound:
-        columns.append("bound")
-    for col in columns:
-        table.add_column(col)
+        table.add_column("bound", no_wrap=True, min_width=len("compute"))
     for r in rows:
         d = r.problem.definition
         cells = [
@@ -231,8 +241,10 @@ def _show(args: argparse.Namespace) -> int:
         )
         return 0
     d = problem.definition
-    console = Console()
-    console.print(f"[bold]{d.name}[/bold] ({d.category}, {d.op_type}) from {d.hf_id}\n{d.description}")
+    # Descriptions and code hold [brackets] (shapes, indexing): no markup, no highlighting, no wrapping.
+    console = Console(soft_wrap=True, markup=False, highlight=False)
+    console.print(f"{d.name} ({d.category}, {d.op_type}) from {d.hf_id}", style="bold")
+    console.print(d.description or "")
     console.print(f"axes: {json.dumps({k: v.to_json_dict() for k, v in d.axes.items()})}")
     console.print(f"{len(problem.workloads)} workloads; reference:\n{d.reference}")
     return 0
@@ -250,9 +262,10 @@ def _parse_var(values: list[str] | None) -> dict[str, list[int] | None]:
 
 
 def _default_out() -> Path:
-    env = os.environ.get("SOLFORGE_PROBLEM_DIRS")
-    first = env.split(os.pathsep)[0] if env else ""
-    return Path(first or DEFAULT_IMPORT_DIR)
+    from solforge.problems.load import env_problem_dirs
+
+    env = env_problem_dirs()
+    return env[0] if env else Path(DEFAULT_IMPORT_DIR)
 
 
 def _import(args: argparse.Namespace) -> int:

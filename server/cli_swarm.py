@@ -32,11 +32,24 @@ def _db(args: argparse.Namespace) -> str | None:
     return args.db or os.environ.get("SOLFORGE_DB") or None
 
 
-def _open_ledger(command: str, url: str | None) -> Any:
-    """The open ledger, or None after saying on stderr why it cannot be opened."""
+def _open_ledger(command: str, url: str | None, *, existing: bool = True) -> Any:
+    """The open ledger, or None after saying on stderr why it cannot be opened.
+
+    ``existing``: refuse a SQLite file that is not there (a mistyped ``--db`` would otherwise be
+    created and migrated, and then hold no runs).
+    """
     from solforge.planner import Ledger, LedgerError
+    from solforge.planner.swarm.store import missing_ledger
 
     try:
+        path = missing_ledger(url) if existing else None
+        if path is not None:
+            print(
+                f"solforge swarm {command}: no ledger at {path}: pass --db with the ledger "
+                "`solforge swarm run` used",
+                file=sys.stderr,
+            )
+            return None
         return Ledger.open(url)
     except (LedgerError, ValueError) as exc:
         print(
@@ -118,12 +131,16 @@ def _drive(swarm: Any, ledger: Any, *, quiet: bool) -> int:
     from rich.console import Console
     from rich.live import Live
 
+    from solforge.planner.swarm.store import db_option
     from solforge.planner.swarm.view import gather, render
 
     err = Console(stderr=True)
     err.print(
         f"swarm {swarm.run_id}: {swarm.config.agents} agents on {len(swarm.config.problems)} problems; "
-        f"run folder {swarm.run_dir}; stop with Ctrl-C or `solforge swarm stop {swarm.run_id}`"
+        f"run folder {swarm.run_dir}; stop with Ctrl-C or "
+        f"`solforge swarm stop {swarm.run_id}{db_option(ledger)}`",
+        markup=False,
+        highlight=False,
     )
     if quiet or not sys.stderr.isatty():
         code = int(swarm.run())
@@ -138,13 +155,19 @@ def _drive(swarm: Any, ledger: Any, *, quiet: bool) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from solforge.planner.swarm import Swarm, SwarmError
+    from solforge.planner.swarm.launchers import check_launcher
 
     try:
         config = _config(args)
     except ValueError as exc:
         print(f"solforge swarm run: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    ledger = _open_ledger("run", config.db)
+    try:
+        check_launcher(config.launcher)  # before the ledger: a missing agent CLI leaves no run behind
+    except ValueError as exc:
+        print(f"solforge swarm run: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    ledger = _open_ledger("run", config.db, existing=False)
     if ledger is None:
         return EXIT_FAILED
     try:

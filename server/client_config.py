@@ -10,6 +10,7 @@ only the ``solforge`` entry is replaced. Paths are absolute (this virtual enviro
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -107,6 +108,13 @@ def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: 
     """
     if client not in ("claude", "cursor"):
         raise ValueError(f"unknown client {client!r}; use claude or cursor")
+    if http is not None and not os.environ.get("SOLFORGE_TOKEN"):
+        # The file names ${SOLFORGE_TOKEN}; the client expands it where it starts, not here.
+        print(
+            "warning: SOLFORGE_TOKEN is not set in this shell; the config sends 'Bearer ${SOLFORGE_TOKEN}', "
+            "so export SOLFORGE_TOKEN where Claude Code or Cursor start (unless the server needs no token)",
+            file=sys.stderr,
+        )
     target_dir = Path(target_dir).absolute()
     written: list[Path] = []
     if client == "claude":

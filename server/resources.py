@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.types import INVALID_PARAMS
 
+from solforge.problems import Language
 from solforge.problems.errors import SolforgeError
 from solforge.tools.base import ToolServices
 
@@ -113,6 +116,17 @@ def register_prompts(mcp: MCPServer, services: ToolServices) -> None:
         description="Start optimising one problem with the solforge workflow.",
     )
     def optimise(problem: str, language: str = "") -> str:
-        services.problems.find(problem)  # an unknown name fails here, with close names
-        clause = f" in {language}" if language else ""
+        # The SDK hides any other exception behind "Error rendering prompt"; an MCPError reaches the client.
+        try:
+            services.problems.find(problem)  # an unknown name fails here, with close names
+        except SolforgeError as exc:
+            raise MCPError(INVALID_PARAMS, f"prompt optimise: {exc}") from exc
+        wanted = language.strip().lower().replace("-", "_")
+        if wanted and wanted not in {lang.value for lang in Language}:
+            choices = ", ".join(lang.value for lang in Language)
+            raise MCPError(
+                INVALID_PARAMS,
+                f"prompt optimise: unknown language {language!r}; use one of {choices}, or leave it out",
+            )
+        clause = f" in {wanted}" if wanted else ""
         return OPTIMISE_PROMPT.format(problem=problem, language_clause=clause)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from solforge.problems import CATALOGUE_DIR
+from solforge.problems.load import env_problem_dirs
 
 if TYPE_CHECKING:
     from .catalogue import ProblemIndex
@@ -52,11 +53,6 @@ class ToolResult(BaseModel):
         return self.model_dump_json(indent=1, exclude_none=True)
 
 
-def _env_paths(name: str) -> tuple[Path, ...]:
-    raw = os.environ.get(name, "")
-    return tuple(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip())
-
-
 def _find_protocol() -> Path | None:
     # PROTOCOL.md lives at the repository root; an editable install (the supported one) finds it here.
     here = Path(__file__).resolve().parent
@@ -90,7 +86,7 @@ class ToolSettings:
     def from_env(cls, **overrides: Any) -> ToolSettings:
         """Settings from ``SOLFORGE_PROBLEM_DIRS`` (os.pathsep-separated), ``SOLFORGE_CACHE`` and
         ``SOLFORGE_TARGET_ARCH``, then ``overrides``."""
-        values: dict[str, Any] = {"problem_dirs": _env_paths("SOLFORGE_PROBLEM_DIRS")}
+        values: dict[str, Any] = {"problem_dirs": tuple(env_problem_dirs())}
         if os.environ.get("SOLFORGE_CACHE"):
             values["cache_dir"] = Path(os.environ["SOLFORGE_CACHE"]).expanduser()
         if os.environ.get("SOLFORGE_TARGET_ARCH"):

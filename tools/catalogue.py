@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solforge.problems import FormatError, Problem, ProblemNotFound, load_problem_folder
+from solforge.problems.load import close_names
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +145,9 @@ class ProblemIndex:
         for entry in entries:
             if entry.name == name:
                 return entry
-        lowered = name.lower()
-        close = [e.name for e in entries if lowered in e.name.lower() or e.name.lower() in lowered]
+        close = close_names(name, [e.name for e in entries])
         if not close:
-            parts = [p for p in re.split(r"[_\-.]", lowered) if len(p) > 2]
+            parts = [p for p in re.split(r"[_\-.]", name.lower()) if len(p) > 2]
             close = [e.name for e in entries if any(p in e.name.lower() for p in parts)]
         hint = f"; did you mean {close[:5]}?" if close else "; call list_problems to see the names"
         raise ProblemNotFound(f"no problem named {name!r}{hint}")

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 from pydantic import Field
 
+from solforge.problems import Language
+
 from .base import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MAX_WAIT_S, ToolContext, ToolResult, clip, clip_lines
 from .errors import ToolInputError
 from .solutions import SolutionInput, solution_and_problem
@@ -64,12 +66,20 @@ class CompileKernelResult(ToolResult):
     """The outcome of a build."""
 
     state: Literal["done", "building", "failed"]
-    """'building': the build is still running; call compile_kernel again with the same solution to wait for it.
-    'failed': the build job itself failed (the harness, not your code); the note says why."""
+    """'building': not finished yet (queued or running, see job_state); call compile_kernel again with
+    the same solution to wait for it. 'failed': the build job itself failed (the harness, not your code);
+    the note says why."""
     job_id: str | None = None
     """The compile job in the ledger, when this server has one."""
+    job_state: Literal["queued", "running"] | None = None
+    """While building through the ledger: whether the compile job waits in the queue or runs on a worker."""
+    queue_position: int | None = None
+    """Jobs ahead of a queued compile job."""
+    live_workers: int | None = None
+    """Workers alive on the ledger, reported while the job is queued; 0 means no worker serves the queue."""
     ok: bool | None = None
-    """True when the solution built (and, for Python languages, imported)."""
+    """True when the solution built. For Python languages that means the sources byte-compiled (no syntax
+    error); nothing is imported here, so a failing import shows up when run_benchmark loads the module."""
     status: str | None = None
     """COMPILE_ERROR or TIMEOUT when not ok."""
     problem: str
@@ -95,7 +105,7 @@ class CompileKernelResult(ToolResult):
 
     def render(self) -> str:
         if self.state == "building":
-            return f"Still building {self.solution} for {self.problem} ({self.seconds:.0f} s so far). {self.next_step}"
+            return self._render_waiting()
         if self.state == "failed":
             return f"The build job for {self.solution} failed in the harness: {self.note}. {self.next_step}"
         head = (
@@ -128,6 +138,27 @@ class CompileKernelResult(ToolResult):
             out.append(f"{self.disassembly_kind} of {self.disassembly_kernel}:\n{self.disassembly}")
         out.append(f"Next: {self.next_step}")
         return "\n".join(out)
+
+    def _render_waiting(self) -> str:
+        what = f"{self.solution} for {self.problem}"
+        if self.job_state == "queued":
+            ahead = self.queue_position or 0
+            text = (
+                f"Queued: the compile job for {what} has waited {self.seconds:.0f} s and has not started"
+                f" ({ahead} job{'' if ahead == 1 else 's'} ahead)."
+            )
+            if self.live_workers == 0:
+                text += (
+                    " No worker serves this ledger's queue (none is registered and alive), so it will not"
+                    " start until one does."
+                )
+            return f"{text} {_sentence(self.next_step)}"
+        where = " on a worker" if self.job_state == "running" else ""
+        return f"Still building {what}{where} ({self.seconds:.0f} s so far). {_sentence(self.next_step)}"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 _pool_lock = threading.Lock()
@@ -232,6 +263,7 @@ def build_result(
         nxt = "fix the errors above and call compile_kernel again (read_docs(query=...) for the language's rules)."
     result = CompileKernelResult(
         state="done",
+        note=_PYTHON_NOTE if report.ok and report.language in _PYTHON_LANGUAGES else None,
         ok=report.ok,
         status=str(report.status) if report.status else None,
         problem=problem,
@@ -263,6 +295,12 @@ def build_result(
     return result
 
 
+_PYTHON_LANGUAGES = frozenset(lang.value for lang in Language if not lang.is_cpp)
+_PYTHON_NOTE = (
+    "Python sources are only byte-compiled here; imports and the entry point are checked when "
+    "run_benchmark loads the module."
+)
+
 _compile_jobs: dict[tuple[str, str, str | None], str] = {}
 """(agent, solution hash, target) -> the compile job in flight for it, so a repeated call joins it."""
 
@@ -270,10 +308,14 @@ _compile_jobs: dict[tuple[str, str, str | None], str] = {}
 async def _compile_in_ledger(
     problem: Problem, solution: Solution, target: str | None, args: CompileKernelInput, ctx: ToolContext
 ) -> CompileKernelResult:
-    from .ledger_port import enqueue, job_for, wait_for
+    from .ledger_port import enqueue, job_for, live_workers, open_compile_job, wait_for
 
     key = (ctx.agent, solution.content_hash(), target)
     job_id = _compile_jobs.get(key)
+    if job_id is None and target == ctx.settings.target_arch:
+        # Another server process (or this one before a restart) may have queued the same build; the
+        # ledger's job list does not record the target, so only a default-target build is joined this way.
+        job_id = await open_compile_job(ctx, problem, solution)
     snap = None
     if job_id is not None:
         snap = await job_for(ctx, job_id)
@@ -299,9 +341,21 @@ async def _compile_in_ledger(
         "seconds": round(snap.elapsed_s or 0.0, 1),
     }
     if not snap.terminal:
+        queued = snap.state == "queued"
+        workers = await live_workers(ctx) if queued else None
+        if workers == 0:
+            nxt = (
+                "start a worker on the same ledger (`solforge worker`, or `solforge serve` without"
+                f" --no-workers), then call compile_kernel again; cancel_job(job_id={job_id!r}) drops it."
+            )
+        else:
+            nxt = "call compile_kernel again with the same solution to keep waiting (the build continues)."
         return CompileKernelResult(
             state="building",
-            next_step="call compile_kernel again with the same solution to keep waiting (the build continues).",
+            job_state="queued" if queued else "running",
+            queue_position=snap.queue_position if queued else None,
+            live_workers=workers,
+            next_step=nxt,
             **common,
         )
     _compile_jobs.pop(key, None)

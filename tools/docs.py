@@ -117,9 +117,11 @@ class DocStore:
             Naming the topics there are, when there is no such topic.
         """
         files = self._files()
-        key = topic.strip().lower().removesuffix(".md")
+        # Agents write language names as in solution.json (cuda_cpp) while topics use '-' (cuda-cpp).
+        wanted = _topic_key(topic)
+        key = next((t for t in files if _topic_key(t) == wanted), wanted)
         if key not in files:
-            close = [t for t in files if key in t or t in key]
+            close = [t for t in files if wanted in _topic_key(t) or _topic_key(t) in wanted]
             raise ToolInputError(
                 f"no documentation topic {topic!r}"
                 + (f"; did you mean {close}?" if close else "")
@@ -134,7 +136,7 @@ class DocStore:
         terms = [t.lower() for t in _WORD_RE.findall(query)] or [query.lower().strip()]
         terms = list(dict.fromkeys(t for t in terms if t))
         docs = [self.get(topic)] if topic else self.topics()
-        hits: list[tuple[Doc, Section, float, str]] = []
+        hits: list[tuple[Doc, Section, float, str, int]] = []
         for doc in docs:
             for section in doc.sections:
                 low = section.text.lower()
@@ -148,9 +150,18 @@ class DocStore:
                 if query.lower().strip() in low:
                     score += 15.0
                 rarest = min(matched, key=lambda t: counts[t])
-                hits.append((doc, section, score, _excerpt(section.text, rarest)))
+                hits.append((doc, section, score, _excerpt(section.text, rarest), len(matched)))
+        # A section holding one word of a several-word query is noise (every API entry says 'style')
+        # once other sections hold more of the words: show it only when nothing better matches.
+        most = max((h[4] for h in hits), default=0)
+        if most >= 2:
+            hits = [h for h in hits if h[4] >= 2]
         hits.sort(key=lambda h: (-h[2], h[0].topic, h[1].start))
-        return hits[:limit]
+        return [(doc, section, score, excerpt) for doc, section, score, excerpt, _ in hits[:limit]]
+
+
+def _topic_key(topic: str) -> str:
+    return topic.strip().lower().removesuffix(".md").replace("_", "-").replace(" ", "-")
 
 
 def _excerpt(text: str, term: str) -> str:

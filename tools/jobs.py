@@ -9,7 +9,9 @@ other agent can wait on it, read it or cancel it.
 from __future__ import annotations
 
 import math
+import re
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
     from solforge.sandbox.api import EvalReport
 
 JOB_ID_PATTERN = r"^[0-9a-f]{32}$"
+UNSTABLE_IQR = 0.10
+"""A timing whose interquartile range exceeds this fraction of its median is flagged as unstable."""
+REPEAT_LOG_CHARS = 200
+"""What a row whose error repeats an earlier row's keeps: a pointer and the error's last line."""
 POLL_S = 1.0
 """How often a waiting tool looks at its job (and may send a progress notification)."""
 
@@ -40,13 +46,13 @@ class RunBenchmarkInput(SolutionInput):
     """The solution to benchmark, and how."""
 
     workloads: list[str] | None = Field(default=None, max_length=256)
-    """Workload uuids to run (from get_problem); default every workload of the problem."""
+    """Workload uuids to run (from get_problem); leave it out to run every workload of the problem."""
     rounds: int = Field(default=3, ge=1, le=10)
     """Correctness rounds per workload, each with fresh random inputs."""
     wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0.0, le=MAX_WAIT_S)
     """How long to wait for the result before answering with a job_id (wait_job continues)."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer's size (per-workload rows and logs are cut to fit)."""
+    """Bound on the answer's size (per-workload rows and error logs are cut to fit; raise it for full logs)."""
 
 
 class SubmitSolutionInput(SolutionInput):
@@ -84,6 +90,8 @@ class WorkloadResult(ToolResult):
     status: str
     """PASSED, INCORRECT_NUMERICAL, INCORRECT_SHAPE, INCORRECT_DTYPE, RUNTIME_ERROR, COMPILE_ERROR, TIMEOUT, REWARD_HACK."""
     latency_ms: float | None = None
+    latency_iqr_ms: float | None = None
+    """Interquartile range of the timed calls; above 10% of latency_ms the timing is unstable (flagged)."""
     baseline_ms: float | None = None
     """T_b: the faster of eager PyTorch and torch.compile on this device."""
     sol_ms: float | None = None
@@ -95,9 +103,17 @@ class WorkloadResult(ToolResult):
     speedup: float | None = None
     """baseline_ms / latency_ms."""
     max_abs_error: float | None = None
+    """Largest absolute error against the reference (for a wrong answer, from the failing round)."""
     matched_ratio: float | None = None
+    """Fraction of output elements within tolerance (for a wrong answer, from the failing round)."""
     log: str | None = None
-    """Why it failed (cut short)."""
+    """Why it failed: the end of the log (the exception comes last); a repeat names the row that shows it."""
+
+    @property
+    def timing_unstable(self) -> bool:
+        if not self.latency_ms or self.latency_iqr_ms is None:
+            return False
+        return self.latency_iqr_ms > UNSTABLE_IQR * self.latency_ms
 
 
 class SubmissionInfo(ToolResult):
@@ -159,7 +175,7 @@ class JobResult(ToolResult):
         out = [head]
         if self.state in ("queued", "running"):
             if self.queue_position is not None and self.state == "queued":
-                out.append(f"{self.queue_position} jobs ahead in the queue")
+                out.append(f"{_plural(self.queue_position, 'job')} ahead in the queue")
             if self.progress:
                 out.append(f"progress: {self.progress}")
         if self.device:
@@ -171,6 +187,10 @@ class JobResult(ToolResult):
         if self.compile_ok is False:
             out.append("build failed:")
             out += [f"  {e}" for e in self.compile_errors]
+        if self.state == "done" and self.kind != "compile" and self.total == 0:
+            out.append(
+                "nothing ran: no workload was evaluated, so there are no correctness or timing results"
+            )
         if self.total:
             summary = f"passed {self.passed}/{self.total}"
             if self.mean_score is not None:
@@ -185,19 +205,34 @@ class JobResult(ToolResult):
             for w in self.workloads:
                 axes = ",".join(f"{k}={v}" for k, v in w.axes.items())
                 bound = f" ({w.bound})" if w.bound else ""
+                latency = _num(w.latency_ms)
+                if w.timing_unstable and w.latency_ms and w.latency_iqr_ms is not None:
+                    latency += f" (IQR {100 * w.latency_iqr_ms / w.latency_ms:.0f}%!)"
                 out.append(
-                    f"{w.uuid} | {axes} | {w.status} | {_num(w.latency_ms)} | {_num(w.baseline_ms)} | "
+                    f"{w.uuid} | {axes} | {w.status} | {latency} | {_num(w.baseline_ms)} | "
                     f"{_num(w.sol_ms)}{bound} | {_num(w.score, 3)} | {_num(w.speedup, 2)}"
                 )
                 if w.log:
-                    out.append(f"    {w.log}")
+                    out += [f"    {line}" for line in w.log.splitlines()]
+            if any(w.timing_unstable for w in self.workloads):
+                out.append(
+                    f"(IQR n%!: that row's timings spread by more than {UNSTABLE_IQR:.0%} of the median; "
+                    "treat its latency, score and speedup as rough and run again before comparing)"
+                )
             if self.workloads_omitted:
                 out.append(
-                    f"({self.workloads_omitted} more workloads; call wait_job with a larger max_chars)"
+                    f"({_plural(self.workloads_omitted, 'more workload')}; "
+                    "call wait_job with a larger max_chars)"
                 )
         if self.submission is not None:
             s = self.submission
-            if s.accepted:
+            if s.accepted and self.device == "cpu":
+                # A CPU run has no speed-of-light score: its 0 only ranks it below every GPU submission.
+                out.append(
+                    f"submission accepted: correct on {s.passed} of {s.total} workloads; timed on the CPU, so no "
+                    f"SOL score (it counts 0, below any GPU submission); rank {s.rank} of {s.entries}"
+                )
+            elif s.accepted:
                 out.append(
                     f"submission accepted: score {_num(s.score, 3)}, rank {s.rank} of {s.entries}"
                     f" (problem best {_num(s.best_score, 3)})"
@@ -214,6 +249,10 @@ def _num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}" if digits != 3 and digits != 2 else f"{value:.{digits}f}"
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _geomean(values: list[float]) -> float | None:
     positive = [v for v in values if v and v > 0]
     if not positive:
@@ -221,8 +260,64 @@ def _geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in positive) / len(positive))
 
 
+_SANDBOX_DIR = str(Path(__file__).resolve().parents[1] / "sandbox") + "/"
+"""solforge's sandbox sources (a sibling of tools/ in both the editable and the installed layout)."""
+_FRAME_RE = re.compile(r'^\s*File "([^"]*)", line \d+')
+_BUILD_DIR_RE = re.compile(r'[^\s"\']*/builds/[0-9a-f]{16,}/src/')
+
+
+def _is_harness_frame(path: str) -> bool:
+    return path.startswith(_SANDBOX_DIR) or path.startswith("<frozen ")
+
+
+def _clean_log(log: str) -> str:
+    """The log with line breaks kept, the harness's own traceback frames folded, build-cache paths cut.
+
+    What the agent needs is its solution's frames and the exception line; the frames of the sandbox
+    that called the solution only push those out of the budget.
+    """
+    lines = _BUILD_DIR_RE.sub("", log.strip()).splitlines()
+    out: list[str] = []
+    hidden = 0
+    i = 0
+    while i < len(lines):
+        match = _FRAME_RE.match(lines[i])
+        if match and _is_harness_frame(match.group(1)):
+            indent = len(lines[i]) - len(lines[i].lstrip())
+            i += 1
+            # The frame's source line and caret markers are indented deeper than its File line.
+            while i < len(lines) and len(lines[i]) - len(lines[i].lstrip()) > indent:
+                i += 1
+            hidden += 1
+            continue
+        if hidden:
+            out.append(f"  [{_plural(hidden, 'solforge harness frame')} left out]")
+            hidden = 0
+        out.append(lines[i].rstrip())
+        i += 1
+    return "\n".join(out)
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text`` (marker included), cut at a line start where one is near."""
+    if len(text) <= limit:
+        return text
+    marker = "[... {} earlier characters cut; ask with a larger max_chars to see them]\n"
+    keep = max(0, limit - len(marker) - 8)
+    start = len(text) - keep
+    newline = text.find("\n", start)
+    if newline != -1 and newline - start < keep // 4:
+        start = newline + 1
+    return marker.format(start) + text[start:]
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("[... ")]
+    return lines[-1] if lines else text.strip()
+
+
 def workload_results(report: EvalReport) -> list[WorkloadResult]:
-    """One row per trace of an evaluation report."""
+    """One row per trace of an evaluation report; failed rows carry their whole (cleaned) log."""
     rows: list[WorkloadResult] = []
     for trace in report.traces:
         ev = trace.evaluation
@@ -230,26 +325,48 @@ def workload_results(report: EvalReport) -> list[WorkloadResult]:
             continue
         perf = ev.performance
         corr = ev.correctness
-        log_text = None
-        if ev.log and ev.status.value != "PASSED":
-            log_text, _ = clip(" ".join(ev.log.split()), 300)
+        failed = ev.status.value != "PASSED"
+        log_text = _clean_log(ev.log) if ev.log and failed else None
+        max_abs, ratio = (corr.max_absolute_error, corr.matched_ratio) if corr else (None, None)
         rows.append(
             WorkloadResult(
                 uuid=trace.workload.uuid,
                 axes=trace.workload.axes,
                 status=ev.status.value,
                 latency_ms=perf.latency_ms if perf else None,
+                latency_iqr_ms=perf.latency_iqr_ms if perf else None,
                 baseline_ms=perf.baseline_latency_ms if perf else None,
                 sol_ms=perf.sol_latency_ms if perf else None,
                 bound=perf.sol_bound if perf else None,
                 score=perf.sol_score if perf else None,
                 speedup=perf.speedup if perf else None,
-                max_abs_error=corr.max_absolute_error if corr else None,
-                matched_ratio=corr.matched_ratio if corr else None,
+                max_abs_error=max_abs,
+                matched_ratio=ratio,
                 log=log_text,
             )
         )
     return rows
+
+
+def _budget_logs(rows: list[WorkloadResult], max_chars: int) -> None:
+    """Bound the logs of rows already in display order.
+
+    The first failing row keeps up to a quarter of the budget (the end of its log); a row failing
+    the same way as an earlier one names that row and keeps the error's last line; other distinct
+    errors keep a shorter tail.
+    """
+    first_limit = max(600, max_chars // 4)
+    other_limit = max(300, max_chars // 16)
+    seen: dict[str, str] = {}
+    for row in rows:
+        if not row.log:
+            continue
+        full = row.log
+        if full in seen:
+            row.log = clip(f"same error as {seen[full]}: {_last_line(full)}", REPEAT_LOG_CHARS)[0]
+            continue
+        row.log = _tail(full, first_limit if not seen else other_limit)
+        seen[full] = row.uuid
 
 
 def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
@@ -289,6 +406,7 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         result.geomean_speedup = _geomean([r.speedup for r in rows if r.status == "PASSED" and r.speedup])
         # Failed and slowest-relative-to-SOL workloads first: they are what the agent must look at.
         rows.sort(key=lambda r: (r.status == "PASSED", r.score if r.score is not None else -1.0))
+        _budget_logs(rows, max_chars)
         result.workloads = rows
         while len(result.render()) > max_chars - 200 and result.workloads:
             result.workloads.pop()
@@ -304,14 +422,25 @@ def _next_step(r: JobResult) -> str:
     if r.state == "cancelled":
         return "queue a new run_benchmark when you have the next version."
     if r.state == "failed":
-        return "the harness failed, not necessarily your code: retry run_benchmark once; if it repeats, report it."
+        again = "compile_kernel" if r.kind == "compile" else "run_benchmark"
+        return f"the harness failed, not necessarily your code: retry {again} once; if it repeats, report it."
     if r.compile_ok is False:
         return "fix the build (compile_kernel shows the full log) and run again."
+    if r.kind == "compile":
+        return "the build is good: run_benchmark with the same solution to check correctness and time it."
+    if not r.total:
+        why = f" ({r.note})" if r.note else ""
+        if r.note and "needs a GPU" in r.note:
+            return (
+                f"nothing was run{why}: this server cannot evaluate this language; compile_kernel still checks "
+                "the build, and a pytorch or triton version can be checked here."
+            )
+        return f"nothing was run{why}: no correctness or timing results; check the workloads you asked for."
     if r.kind == "submit":
         if r.submission and r.submission.accepted:
             return "pick the next problem (list_problems(status='new')) or improve this one and submit again."
         return "fix what failed (run_benchmark on all workloads first), then submit again."
-    if r.total and r.passed != r.total:
+    if r.passed != r.total:
         return "fix the failing workloads first (their log says why); correctness comes before speed."
     if r.device == "cpu":
         return "this server has no GPU: timings are CPU timings without SOL scores; correctness results still hold."
@@ -348,6 +477,11 @@ async def run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> JobResult:
     ServiceUnavailable
         When this server has no ledger.
     """
+    if args.workloads is not None and not args.workloads:
+        raise ToolInputError(
+            "workloads is an empty list, so there is nothing to run: leave workloads out to run every "
+            "workload, or list uuids from get_problem"
+        )
     solution, problem = solution_and_problem(args, ctx)
     if args.workloads is not None:
         known = {w.uuid for w in problem.workloads}

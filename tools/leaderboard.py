@@ -46,7 +46,8 @@ class GetLeaderboardResult(ToolResult):
         )
         if not self.rows:
             return f"{title}: no accepted submissions yet."
-        lines = [f"{title} ({self.total_entries} entries):"]
+        entries = "entry" if self.total_entries == 1 else "entries"
+        lines = [f"{title} ({self.total_entries} {entries}):"]
         for r in self.rows:
             extra = f" speedup {r.speedup:.2f}x" if r.speedup else ""
             extra += f" {r.problems} problems" if r.problems is not None else ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,7 +21,7 @@ from .errors import JobNotFound, ServiceUnavailable
 
 if TYPE_CHECKING:
     from solforge.planner import Ledger
-    from solforge.planner.models import JobView
+    from solforge.planner.models import JobProgress, JobView
     from solforge.problems import Problem, Solution
     from solforge.sandbox.api import BuildReport, EvalReport
 
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 HISTORY_LIMIT = 1000
 """Jobs and submissions of the caller read to derive per-problem status."""
+OPEN_JOBS_LIMIT = 200
+"""The caller's latest jobs searched for an identical compile job still queued or running."""
+LIVE_WORKER_S = 90.0
+"""A worker whose last heartbeat is older than this (workers beat every few seconds) counts as dead."""
 
 
 @dataclass(frozen=True)
@@ -86,14 +90,18 @@ def _elapsed(view: JobView) -> float | None:
     return max(0.0, (end - start).total_seconds())
 
 
+def progress_text(progress: JobProgress | None) -> str | None:
+    """What a job's progress reads as. The judge's messages state their own count ("workload 3/16
+    (num_tokens=4)"); a bare count stands in only when a runner sent no message."""
+    if progress is None:
+        return None
+    if progress.message:
+        return progress.message
+    return f"{progress.done}/{progress.total}" if progress.done is not None and progress.total else None
+
+
 def snapshot(view: JobView) -> JobSnapshot:
     """A JobView of the ledger as the tools see it."""
-    progress = None
-    if view.progress is not None:
-        p = view.progress
-        progress = p.message or ""
-        if p.done is not None and p.total:
-            progress = f"{p.done}/{p.total} {progress}".strip()
     return JobSnapshot(
         job_id=view.id,
         kind=view.kind,
@@ -101,7 +109,7 @@ def snapshot(view: JobView) -> JobSnapshot:
         problem=view.problem,
         solution=view.solution_name,
         queue_position=view.position,
-        progress=progress or None,
+        progress=progress_text(view.progress),
         elapsed_s=_elapsed(view),
         error=view.error,
         report=view.report,
@@ -148,6 +156,51 @@ async def enqueue(
         await _ensure_agent(ledger, ctx.agent)
         view = await ledger.enqueue_async(ctx.agent, kind, request)
     return str(view.id)
+
+
+async def open_compile_job(ctx: ToolContext, problem: Problem, solution: Solution) -> str | None:
+    """The id of the caller's compile job for the same problem and solution content, while queued or running.
+
+    The ledger's job list carries the solution's content hash (the same hash the build cache uses),
+    so a repeated compile_kernel joins the job already there, even from another server process.
+    """
+    from solforge.planner.errors import AgentNotFound
+
+    ledger = await _ledger(ctx)
+    try:
+        history = await ledger.agent_history_async(ctx.agent, limit=OPEN_JOBS_LIMIT)
+    except AgentNotFound:
+        return None
+    digest = solution.content_hash()
+    for job in history.jobs:  # newest first
+        if (
+            job.kind == "compile"
+            and job.status in ("queued", "running")
+            and job.solution_hash == digest
+            and job.problem == problem.name
+        ):
+            return str(job.id)
+    return None
+
+
+async def live_workers(ctx: ToolContext) -> int:
+    """Workers registered with the ledger that have not stopped and beat within ``LIVE_WORKER_S``.
+
+    Zero means nothing takes jobs from the queue (for example ``solforge serve --no-workers`` with no
+    ``solforge worker`` running). The ledger does not record a worker's compile slots apart from its
+    start event, so a live worker started with ``compile_slots=0`` still counts here.
+    """
+    import anyio
+
+    ledger = await _ledger(ctx)
+    workers = await anyio.to_thread.run_sync(ledger.workers)
+    now = datetime.now(UTC)
+    count = 0
+    for w in workers:
+        beat = w.heartbeat_at if w.heartbeat_at.tzinfo is not None else w.heartbeat_at.replace(tzinfo=UTC)
+        if w.stopped_at is None and (now - beat).total_seconds() <= LIVE_WORKER_S:
+            count += 1
+    return count
 
 
 @contextlib.contextmanager
@@ -268,20 +321,25 @@ async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], 
     return out, True
 
 
-async def baselines_for(ctx: ToolContext, problem: str) -> tuple[dict[str, float], str | None]:
-    """Baseline times (ms) per workload from the caller's latest finished run of ``problem``, and its device."""
+async def baselines_for(
+    ctx: ToolContext, problem: str, device_ok: Callable[[str], bool] | None = None
+) -> tuple[dict[str, float], str | None, list[str]]:
+    """Baseline times (ms) per workload from the caller's latest finished run of ``problem``.
+
+    With ``device_ok``, only a run on a device it accepts counts (times from a CPU or another GPU
+    are not comparable with a GPU's T_SOL). Returns the times, their device, and the devices of
+    newer runs that were passed over.
+    """
     from solforge.planner.errors import AgentNotFound, JobNotFound
 
+    passed_over: list[str] = []
     if not ctx.services.has_ledger:
-        return {}, None
+        return {}, None, passed_over
     try:
         ledger = await _ledger(ctx)
-    except ServiceUnavailable:
-        return {}, None
-    try:
         history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
-    except AgentNotFound:
-        return {}, None
+    except (ServiceUnavailable, AgentNotFound):
+        return {}, None, passed_over
     for job in history.jobs:  # newest first
         if job.problem != problem or job.kind == "compile" or job.status != "done":
             continue
@@ -292,13 +350,17 @@ async def baselines_for(ctx: ToolContext, problem: str) -> tuple[dict[str, float
         if view.report is None:
             continue
         times = {
-            t.workload.uuid: t.evaluation.performance.baseline_latency_ms
+            t.workload.uuid: float(t.evaluation.performance.baseline_latency_ms)
             for t in view.report.traces
             if t.evaluation and t.evaluation.performance and t.evaluation.performance.baseline_latency_ms
         }
-        if times:
-            return {k: float(v) for k, v in times.items() if v is not None}, view.report.device
-    return {}, None
+        if not times:
+            continue
+        if device_ok is None or device_ok(view.report.device):
+            return times, view.report.device, passed_over
+        if view.report.device not in passed_over:
+            passed_over.append(view.report.device)
+    return {}, None, passed_over
 
 
 def _iso(value: datetime | None) -> str | None:

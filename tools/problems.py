@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from solforge.problems import Category, ConstAxis, Definition, ExprAxis, Problem, TensorSpec, Workload
 
@@ -21,9 +21,9 @@ class ListProblemsInput(ToolModel):
     """Filters and paging for list_problems. Every filter is optional; filters combine with AND."""
 
     category: Category | None = None
-    """Kind of source model: llm, diffusion, vision, audio, video or multimodal."""
+    """Kind of source model: llm, diffusion, vision, audio, video or multimodal (any case)."""
     model: str | None = Field(default=None, max_length=200)
-    """Source model, matched as a case-insensitive substring of its Hugging Face id (e.g. 'qwen3', 'llama')."""
+    """Source model, a substring of its Hugging Face id; case, '_' and '-' do not matter (e.g. 'qwen3_8b')."""
     op_type: str | None = Field(default=None, max_length=100)
     """Operation family, case-insensitive substring (gemm, rmsnorm, attention, moe, rope, ...)."""
     text: str | None = Field(default=None, max_length=200)
@@ -37,6 +37,11 @@ class ListProblemsInput(ToolModel):
     """Rows to skip (paging): pass the next_offset of the previous answer."""
     limit: int = Field(default=30, ge=1, le=200)
     """Rows per page."""
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _category_any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class ProblemRow(ToolResult):
@@ -82,9 +87,16 @@ class ListProblemsResult(ToolResult):
     """False when this server has no ledger (best scores and status are then unknown)."""
 
     def render(self) -> str:
+        matches = f"{self.total} problem{'s match' if self.total != 1 else ' matches'}"
+        if not self.rows and self.total and self.offset >= self.total:
+            return (
+                f"offset={self.offset} is past the end: {matches}, "
+                f"so the last valid offset is {self.total - 1}. "
+                "Call list_problems with offset=0 (same filters) to start again."
+            )
         if not self.rows:
-            return f"No problems match (total {self.total}). Loosen the filters, or call list_problems with no arguments."
-        head = f"{self.total} problems match; showing {self.offset + 1}-{self.offset + len(self.rows)}."
+            return "No problems match. Loosen the filters, or call list_problems with no arguments."
+        head = f"{matches}; showing {self.offset + 1}-{self.offset + len(self.rows)}."
         cols = "name | category | op | model | workloads | best SOL score | your status"
         lines = [head, cols, *(r.line() for r in self.rows)]
         if self.next_offset is not None:
@@ -95,12 +107,17 @@ class ListProblemsResult(ToolResult):
         return "\n".join(lines)
 
 
+def _model_key(text: str) -> str:
+    """Hugging Face ids mix '_' and '-' freely (qwen3_8b, Qwen/Qwen3-8B): compare them as one."""
+    return text.lower().replace("_", "-")
+
+
 def _matches(entry: ProblemEntry, args: ListProblemsInput) -> bool:
     if entry.broken:
         return False
     if args.category and entry.category != args.category.value:
         return False
-    if args.model and args.model.lower() not in (entry.model or "").lower():
+    if args.model and _model_key(args.model) not in _model_key(entry.model or ""):
         return False
     if args.op_type and args.op_type.lower() not in (entry.op_type or "").lower():
         return False
@@ -255,11 +272,22 @@ class GetProblemResult(ToolResult):
             out.append("reference (PyTorch):\n```python\n" + self.reference + "\n```")
             if self.reference_truncated:
                 out.append("(reference cut; call get_problem again with a larger max_chars to read it whole)")
-        out.append(
-            f"workloads {self.workload_offset + 1}-{self.workload_offset + len(self.workloads)} of {self.workload_total}"
-            + (f" (baseline on {self.baseline_device})" if self.baseline_device else "")
-            + ":"
-        )
+        if self.workloads:
+            out.append(
+                f"workloads {self.workload_offset + 1}-{self.workload_offset + len(self.workloads)} "
+                f"of {self.workload_total}"
+                + (f" (baseline on {self.baseline_device})" if self.baseline_device else "")
+                + ":"
+            )
+        elif self.workload_offset >= self.workload_total:
+            total = self.workload_total
+            last = f"the last valid workload_offset is {total - 1}" if total else "it has none"
+            out.append(
+                f"workload_offset={self.workload_offset} is past the end: the problem has "
+                f"{self.workload_total} workload{'s' if self.workload_total != 1 else ''}, so {last}."
+            )
+        else:
+            out.append(f"{self.workload_total} workloads (none listed: workload_limit=0).")
         for w in self.workloads:
             line = f"  {w.uuid}: {json.dumps(w.axes)} tol {w.tolerance}"
             if w.inputs:
@@ -390,5 +418,5 @@ async def get_problem(args: GetProblemInput, ctx: ToolContext) -> GetProblemResu
         When the problem's files do not validate.
     """
     problem = ctx.services.problems.load(args.name)
-    baselines, device = await baselines_for(ctx, problem.name)
+    baselines, device, _ = await baselines_for(ctx, problem.name)
     return describe_problem(problem, args, baselines, device)

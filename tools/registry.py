@@ -115,8 +115,10 @@ def all_tools() -> list[ToolSpec]:
                 "Check a solution's correctness and time it on the GPU (queued in the job ledger). Waits up to "
                 "wait_s (<= 50 s) with progress notifications and returns per-workload status, latency, baseline, "
                 "speed-of-light time T_SOL, SOL score and speedup; if the job is not done by then it returns a "
-                "job_id: call wait_job(job_id) to keep waiting, cancel_job(job_id) to stop it. Public seeds, a "
-                "subset of workloads by default; the final evaluation is submit_solution."
+                "job_id: call wait_job(job_id) to keep waiting, cancel_job(job_id) to stop it. Public seeds; "
+                "every workload unless you list uuids in `workloads` (a few give a faster check). Failed "
+                "workloads show the end of their error log; raise max_chars to see more. The final evaluation "
+                "is submit_solution."
             ),
         ),
         ToolSpec(
@@ -129,8 +131,9 @@ def all_tools() -> list[ToolSpec]:
             idempotent=True,
             long_running=True,
             description=(
-                "Wait up to wait_s (<= 50 s) for one of your jobs (from run_benchmark or submit_solution) and "
-                "return its result, or its state and queue position if it is still running. wait_s=0 only looks."
+                "Wait up to wait_s (<= 50 s) for one of your jobs (a job_id from run_benchmark, submit_solution "
+                "or compile_kernel) and return its result, or its state and queue position if it is still "
+                "running. wait_s=0 only looks; max_chars above 8000 shows more rows and longer error logs."
             ),
         ),
         ToolSpec(

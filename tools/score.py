@@ -4,13 +4,19 @@ Per workload: FLOPs (tensor-core and other) and DRAM bytes counted from the refe
 (:mod:`solforge.problems.counting`), arithmetic intensity, the bound, T_SOL on the GPU's peaks
 (:mod:`solforge.sandbox.score`, :mod:`solforge.sandbox.hardware`) and the score of a latency. Counting
 imports torch; it runs in a worker thread on first use and is cached per problem.
+
+Times are milliseconds in and out, as run_benchmark reports them. A score needs a baseline T_b timed
+on the same GPU model whose T_SOL it uses: CPU timings and other GPUs' never enter one. A latency
+below T_SOL is flagged as run_benchmark's judge would treat it (PROTOCOL.md rule 8), never shown as a
+valid score above 1.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import Field
@@ -27,6 +33,10 @@ if TYPE_CHECKING:
 
 DEFAULT_GPU = "H200"
 """Peaks used when neither the run nor this machine names a GPU."""
+SIGNIFICANT_DIGITS = 4
+"""Precision of the floats in the structured answer: more is noise, and it costs the agent's context."""
+
+BelowSol = Literal["impossible", "within_margin"]
 
 _counts_lock = threading.Lock()
 _counts_cache: dict[tuple[str, int], dict[str, SolCounts]] = {}
@@ -40,19 +50,23 @@ class GetSolScoreInput(ToolModel):
     problem: str | None = Field(default=None, max_length=200)
     """Problem name, when analysing without a job (omit it with job_id)."""
     latency_ms: float | dict[str, float] | None = None
-    """Latency to score: one number for every workload, or {workload uuid: ms}. Omit for the bounds alone."""
+    """Latency to score in MILLISECONDS (1 us = 0.001): one number for every workload, or {workload uuid: ms}.
+    Omit for the bounds alone."""
     baseline_ms: float | dict[str, float] | None = None
-    """Baseline T_b to score against; default: from your latest finished run of the problem."""
+    """Baseline T_b in milliseconds to score against; default: your latest run of the problem on the same GPU
+    model (never a CPU run)."""
     workloads: list[str] | None = Field(default=None, max_length=256)
-    """Workload uuids to include; default all."""
+    """Workload uuids to include; default all (for a job: the workloads it ran)."""
     gpu: str | None = Field(default=None, max_length=100)
     """GPU whose peaks to use (H200, H100-SXM, B200, A100, ...); default the run's GPU, else this server's, else H200."""
+    offset: int = Field(default=0, ge=0)
+    """Rows to skip (paging): pass the next_offset of the previous answer."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer\'s size in characters (rows are left out to fit; ask for more to see them)."""
+    """Bound on the answer's size in characters, text and structured alike (rows past it continue at next_offset)."""
 
 
 class SolRow(ToolResult):
-    """One workload's speed-of-light analysis."""
+    """One workload's speed-of-light analysis (times in milliseconds, 4 significant digits)."""
 
     uuid: str
     axes: dict[str, int]
@@ -75,7 +89,15 @@ class SolRow(ToolResult):
     latency_ms: float | None = None
     baseline_ms: float | None = None
     score: float | None = None
-    """1/(1+(T-T_SOL)/(T_b-T_SOL)): 0.5 at the baseline, 1 at speed of light."""
+    """1/(1+(T-T_SOL)/(T_b-T_SOL)): 0.5 at the baseline, 1 at speed of light. None when there is no
+    usable baseline, or the latency is impossible (below_sol)."""
+    raw_score: float | None = None
+    """The formula's value when it is not shown as the score (a latency below T_SOL scores above 1)."""
+    below_sol: BelowSol | None = None
+    """The latency is below T_SOL: 'impossible' (below the physical floor with the judge's margin: a
+    REWARD_HACK, PROTOCOL.md rule 8; check the unit) or 'within_margin' (within the model's error: score capped at 1)."""
+    issue: str | None = None
+    """Why this row has no score, or why its score is doubtful."""
     sol_fraction: float | None = None
     """T_SOL / latency: how close to the speed of light (1.0 = at it)."""
     bandwidth_fraction: float | None = None
@@ -97,9 +119,20 @@ class GetSolScoreResult(ToolResult):
     source: str
     """What was analysed: 'job <id>', 'given latency' or 'bounds only'."""
     rows: list[SolRow]
+    total_rows: int = 0
+    """Workloads analysed in all; rows holds those from offset on that fit the answer."""
+    offset: int = 0
+    next_offset: int | None = None
+    """Pass as offset to read on; null when rows reach the last workload."""
     rows_omitted: int = 0
+    """Workloads after these rows (read them with next_offset)."""
     mean_score: float | None = None
-    """Mean over the analysed workloads (failed workloads of a job count 0)."""
+    """Arithmetic mean over the scored workloads of all pages (failed or impossible ones count 0;
+    workloads without a usable baseline are left out)."""
+    scored_rows: int = 0
+    """How many workloads mean_score averages."""
+    warnings: list[str] = Field(default_factory=list)
+    """Problems with the inputs that make scores invalid (impossible latencies)."""
     notes: list[str] = Field(default_factory=list)
 
     def render(self) -> str:
@@ -108,26 +141,34 @@ class GetSolScoreResult(ToolResult):
             + (f", {self.bf16_tflops:.0f} TFLOP/s bf16" if self.bf16_tflops else "")
             + f", {self.fp32_tflops:.0f} TFLOP/s fp32); {self.source}"
         )
-        out = [
-            head,
-            "workload | axes | FLOP tensor/other | bytes | FLOP/B (ridge) | bound | T_SOL us | latency us | T_b us"
-            " | score | SOL frac",
-        ]
+        out = [head, *(f"WARNING: {w}" for w in self.warnings)]
+        out.append(
+            "workload | axes | FLOP tensor/other | bytes | FLOP/B (ridge) | bound | T_SOL ms | latency ms | T_b ms"
+            " | score | SOL frac"
+        )
         for r in self.rows:
             axes = ",".join(f"{k}={v}" for k, v in r.axes.items())
             ai = "inf" if r.arithmetic_intensity is None else f"{r.arithmetic_intensity:.3g}"
+            tags = [t for t in (r.status if r.status != "PASSED" else None, r.issue) if t]
             out.append(
                 f"{r.uuid} | {axes} | {_si(r.tensor_flops)}/{_si(r.other_flops)} | {_si(r.bytes)} | "
-                f"{ai} ({r.ridge_point:.3g}) | {r.bound} | {_us(r.t_sol_ms)} | {_us(r.latency_ms)} | "
-                f"{_us(r.baseline_ms)} | {_fmt(r.score, 3)} | {_fmt(r.sol_fraction, 3)}"
-                + (f" [{r.status}]" if r.status and r.status != "PASSED" else "")
+                f"{ai} ({r.ridge_point:.3g}) | {r.bound} | {_ms(r.t_sol_ms)} | {_ms(r.latency_ms)} | "
+                f"{_ms(r.baseline_ms)} | {_score_cell(r)} | {_fmt(r.sol_fraction, 3)}"
+                + "".join(f" [{t}]" for t in tags)
             )
-        if self.rows_omitted:
+        if self.next_offset is not None:
             out.append(
-                f"({self.rows_omitted} more workloads; ask with a larger max_chars or a workloads filter)"
+                f"(rows {self.offset + 1}-{self.offset + len(self.rows)} of {self.total_rows}; read on with "
+                f"offset={self.next_offset} (same arguments), or ask with a larger max_chars)"
             )
         if self.mean_score is not None:
-            out.append(f"mean score {self.mean_score:.3f}")
+            left_out = self.total_rows - self.scored_rows
+            out.append(
+                f"mean score {self.mean_score:.3f} over {self.scored_rows} of {self.total_rows} workloads"
+                " (arithmetic mean; failed or impossible count 0"
+                + (f"; {left_out} without a score left out" if left_out else "")
+                + ")"
+            )
         out += [f"note: {n}" for n in self.notes]
         out.append(
             "Memory-bound: move fewer bytes, wider and with more in flight. Compute-bound: tensor cores, "
@@ -143,14 +184,43 @@ def _si(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _us(ms: float | None) -> str:
-    return "-" if ms is None else f"{ms * 1e3:.4g}"
+def _ms(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.4g}"
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
     if value is None:
         return "-"
     return f"{value:.{digits}g}" if digits == 4 else f"{value:.{digits}f}"
+
+
+def _score_cell(row: SolRow) -> str:
+    raw = f" (raw {row.raw_score:.3f})" if row.raw_score is not None else ""
+    if row.below_sol == "impossible":
+        return "invalid" + raw
+    if _lacks_baseline(row):
+        return "no T_b"
+    return _fmt(row.score, 3) + raw
+
+
+def _lacks_baseline(row: SolRow) -> bool:
+    """A timed, passing workload that has no score for want of a baseline on this GPU."""
+    return (
+        row.latency_ms is not None
+        and row.baseline_ms is None
+        and row.score is None
+        and row.raw_score is None
+        and row.status in (None, "PASSED")
+    )
+
+
+def _sig(value: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """``value`` to ``digits`` significant digits (inf and nan unchanged)."""
+    return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+
+
+def _opt_sig(value: float | None) -> float | None:
+    return None if value is None else _sig(value)
 
 
 def _counts(problem: Problem, ctx: ToolContext) -> dict[str, SolCounts]:
@@ -201,6 +271,37 @@ def _per_workload(value: float | dict[str, float] | None, uuids: list[str], what
     return dict.fromkeys(uuids, float(value))
 
 
+def _same_gpu(device: str | None, peaks: Peaks) -> bool:
+    """Whether times measured on ``device`` (a report's device) may be scored against ``peaks``' T_SOL."""
+    from solforge.sandbox.hardware import gpu_slug, match_spec
+
+    if not device or device.strip().lower() in ("cpu", "unknown"):
+        return False
+    if peaks.spec_key is not None:
+        spec = match_spec(device)
+        return spec is not None and spec.key == peaks.spec_key
+    return gpu_slug(device) == gpu_slug(peaks.gpu)
+
+
+def _floor_peaks(peaks: Peaks) -> Peaks | None:
+    """The datasheet peaks the judge's reward-hack check uses (never a calibration), if the GPU has any."""
+    from solforge.sandbox.hardware import GPU_SPECS, datasheet_peaks
+
+    spec = GPU_SPECS.get(peaks.spec_key) if peaks.spec_key else None
+    return datasheet_peaks(spec) if spec is not None else None
+
+
+async def gpu_baselines(
+    ctx: ToolContext, problem: str, peaks: Peaks
+) -> tuple[dict[str, float], str | None, list[str]]:
+    """Baselines (ms) from the caller's latest finished run of ``problem`` on ``peaks``' GPU model.
+
+    Returns the times, the device they were measured on, and the other devices (CPU, other GPUs) of
+    newer runs that were passed over because their times are not comparable with this T_SOL.
+    """
+    return await baselines_for(ctx, problem, device_ok=lambda device: _same_gpu(device, peaks))
+
+
 def analyse(
     problem: Problem,
     counts: dict[str, SolCounts],
@@ -211,9 +312,14 @@ def analyse(
     workloads: list[str] | None,
     statuses: dict[str, str] | None = None,
     reported: dict[str, dict[str, Any]] | None = None,
+    floor_peaks: Peaks | None = None,
 ) -> list[SolRow]:
-    """One row per workload (pure: no ledger, no I/O)."""
-    from solforge.sandbox.score import sol_score, sol_time, utilisation
+    """One row per workload (pure: no ledger, no I/O).
+
+    ``floor_peaks`` are the datasheet peaks of the reward-hack check (:func:`solforge.sandbox.score.is_below_sol`
+    on :func:`~solforge.sandbox.score.physical_floor_ms`); None checks against T_SOL itself.
+    """
+    from solforge.sandbox.score import is_below_sol, physical_floor_ms, sol_score, sol_time, utilisation
 
     rows: list[SolRow] = []
     for w in problem.workloads:
@@ -223,11 +329,26 @@ def analyse(
         est = sol_time(c, peaks)
         latency = latencies.get(w.uuid)
         baseline = baselines.get(w.uuid)
-        score = None
-        if latency is not None and baseline is not None:
-            score = round(sol_score(latency, baseline, est.t_sol_ms), 4)
+        raw: float | None = None
         if reported and w.uuid in reported and reported[w.uuid].get("score") is not None:
-            score = round(float(reported[w.uuid]["score"]), 4)
+            raw = float(reported[w.uuid]["score"])
+        elif latency is not None and baseline is not None:
+            raw = sol_score(latency, baseline, est.t_sol_ms)
+        below: BelowSol | None = None
+        if latency is not None and latency < est.t_sol_ms:
+            floor = physical_floor_ms(c, floor_peaks) if floor_peaks is not None else est.t_sol_ms
+            below = "impossible" if is_below_sol(latency, floor) else "within_margin"
+        score, issues = raw, []
+        if latency is not None and raw is None and baseline is None:
+            issues.append(f"no baseline measured on {peaks.spec_key or peaks.gpu}")
+        if below == "impossible":
+            score = None
+            issues.append("below T_SOL: impossible, check the unit")
+        elif below == "within_margin":
+            score = None if raw is None else min(raw, 1.0)
+            issues.append(
+                "below T_SOL within the model's error" + ("" if raw is None else ": score capped at 1")
+            )
         util = utilisation(c, peaks, latency) if latency else None
         rows.append(
             SolRow(
@@ -239,21 +360,54 @@ def analyse(
                 bytes=c.bytes,
                 arithmetic_intensity=None
                 if math.isinf(est.arithmetic_intensity)
-                else round(est.arithmetic_intensity, 4),
-                ridge_point=round(est.ridge_point, 3),
+                else _sig(est.arithmetic_intensity),
+                ridge_point=_sig(est.ridge_point),
                 bound=est.bound,
-                compute_ms=est.compute_ms,
-                memory_ms=est.memory_ms,
-                t_sol_ms=est.t_sol_ms,
-                latency_ms=latency,
-                baseline_ms=baseline,
-                score=score,
-                sol_fraction=round(util.sol_fraction, 4) if util else None,
-                bandwidth_fraction=round(util.bandwidth_fraction, 4) if util else None,
+                compute_ms=_sig(est.compute_ms),
+                memory_ms=_sig(est.memory_ms),
+                t_sol_ms=_sig(est.t_sol_ms),
+                latency_ms=_opt_sig(latency),
+                baseline_ms=_opt_sig(baseline),
+                score=_opt_sig(score),
+                raw_score=_sig(raw) if raw is not None and raw != score and math.isfinite(raw) else None,
+                below_sol=below,
+                issue="; ".join(issues) or None,
+                sol_fraction=_sig(util.sol_fraction) if util else None,
+                bandwidth_fraction=_sig(util.bandwidth_fraction) if util else None,
                 status=(statuses or {}).get(w.uuid),
             )
         )
     return rows
+
+
+def mean_over_scored(rows: list[SolRow], *, failures_count: bool) -> tuple[float | None, int]:
+    """The problem score over the rows that have one (DESIGN.md section 3: arithmetic mean, failed ones 0).
+
+    Rows without a usable baseline are left out rather than counted 0; an impossible latency that has a
+    baseline counts 0, as the judge's REWARD_HACK would. ``failures_count``: whether failed workloads of the run count
+    (not for a run whose times cannot be scored at all, such as a CPU run). Returns the mean and how
+    many rows it averages.
+    """
+    from solforge.sandbox.score import problem_score
+
+    counted: list[float | None] = []
+    for r in rows:
+        if r.status not in (None, "PASSED"):
+            if failures_count:
+                counted.append(None)
+        elif r.below_sol == "impossible":
+            if r.baseline_ms is not None or r.raw_score is not None:
+                counted.append(None)
+        elif r.score is not None:
+            counted.append(r.score)
+    if not counted:
+        return None, 0
+    return round(problem_score(counted), 4), len(counted)
+
+
+def _structured_chars(result: ToolResult) -> int:
+    # What the server sends as structured content (server/adapter.py), measured as a client prints it.
+    return len(json.dumps(result.model_dump(mode="json")))
 
 
 async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScoreResult:
@@ -277,7 +431,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
     reported: dict[str, dict[str, Any]] | None = None
     latencies: dict[str, float] = {}
     baselines: dict[str, float] = {}
-    gpu = args.gpu
+    scoring = True  # False for a run whose times cannot be scored: its failures are not zeros of a GPU score
     if args.job_id is not None:
         if args.latency_ms is not None:
             raise ToolInputError("give either job_id (its latencies are used) or latency_ms, not both")
@@ -293,6 +447,11 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
             )
         problem = ctx.services.problems.load(snap.problem)
         report = snap.report
+        on_cpu = report.device == "cpu"
+        gpu = args.gpu or (DEFAULT_GPU if on_cpu or report.device == "unknown" else report.device)
+        peaks = await anyio.to_thread.run_sync(_peaks, gpu)
+        comparable = _same_gpu(report.device, peaks)
+        scoring = comparable
         statuses, reported = {}, {}
         for t in report.traces:
             ev = t.evaluation
@@ -300,45 +459,53 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
                 continue
             statuses[t.workload.uuid] = ev.status.value
             perf = ev.performance
-            if perf is not None and perf.timer != "cpu" and report.device != "cpu":
+            if comparable and perf is not None and perf.timer != "cpu":
                 latencies[t.workload.uuid] = perf.latency_ms
                 if perf.baseline_latency_ms:
                     baselines[t.workload.uuid] = perf.baseline_latency_ms
                 reported[t.workload.uuid] = {"score": perf.sol_score if ev.status.value == "PASSED" else 0.0}
-        if report.device == "cpu":
+        if on_cpu:
             notes.append(
-                "the run used the CPU: its timings are not comparable with a GPU's speed of light; bounds only"
+                f"the run used the CPU: its timings are not comparable with a GPU's speed of light, so bounds "
+                f"only (T_SOL on {gpu}); run run_benchmark on a GPU server to get scores"
             )
-            gpu = gpu or DEFAULT_GPU
-        else:
-            gpu = gpu or report.device
+        elif not comparable:
+            notes.append(
+                f"the run used {report.device}: its timings are not comparable with {gpu}'s speed of light, so "
+                "bounds only; omit gpu to score the run on its own GPU"
+            )
+        ran = list(statuses)
+        public = {w.uuid for w in problem.workloads}
+        held_out = [u for u in ran if u not in public]
+        if not ran:
+            notes.append(f"job {args.job_id} ran no workloads (see wait_job for why); bounds only")
+        if held_out:
+            notes.append(f"{len(held_out)} workloads the job ran are held out (not public) and not listed")
+        selected = _select(
+            args.workloads, [u for u in ran if u in public], problem.name, f"job {args.job_id}"
+        )
         source = f"job {args.job_id}"
     else:
         assert args.problem is not None
         problem = ctx.services.problems.load(args.problem)
         source = "bounds only"
-        gpu = gpu or await anyio.to_thread.run_sync(_local_gpu) or DEFAULT_GPU
-    uuids = [w.uuid for w in problem.workloads]
-    if args.workloads is not None:
-        unknown = [u for u in args.workloads if u not in uuids]
-        if unknown:
-            raise ToolInputError(
-                f"workloads {unknown[:5]} are not workloads of {problem.name}; get_problem lists them"
-            )
-    wanted = args.workloads or uuids
-    if args.job_id is None:
-        latencies = _per_workload(args.latency_ms, wanted, "latency_ms")
+        gpu = args.gpu or await anyio.to_thread.run_sync(_local_gpu) or DEFAULT_GPU
+        peaks = await anyio.to_thread.run_sync(_peaks, gpu)
+        selected = _select(args.workloads, [w.uuid for w in problem.workloads], problem.name, problem.name)
+        latencies = _per_workload(args.latency_ms, selected, "latency_ms")
         if latencies:
             source = "given latency"
     if args.baseline_ms is not None:
-        baselines = _per_workload(args.baseline_ms, wanted, "baseline_ms")
-    elif latencies and not baselines:
-        baselines, device = await baselines_for(ctx, problem.name)
+        baselines = _per_workload(args.baseline_ms, selected, "baseline_ms")
+    elif latencies and args.job_id is None:
+        baselines, device, passed_over = await gpu_baselines(ctx, problem.name, peaks)
         if baselines:
-            notes.append(f"baselines from your latest run on {device}")
-        else:
-            notes.append("no baseline known yet (run_benchmark measures it); pass baseline_ms to get scores")
-    peaks = await anyio.to_thread.run_sync(_peaks, gpu)
+            notes.append(f"T_b from your latest run on {device}")
+        if passed_over:
+            notes.append(
+                f"baselines of your runs on {', '.join(passed_over)} were not used: only times measured on "
+                f"{peaks.spec_key or gpu} are comparable with its T_SOL"
+            )
     counts = await anyio.to_thread.run_sync(_counts, problem, ctx)
     rows = analyse(
         problem,
@@ -346,10 +513,12 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
         peaks,
         latencies,
         baselines,
-        workloads=args.workloads,
+        workloads=selected,
         statuses=statuses,
         reported=reported,
+        floor_peaks=_floor_peaks(peaks),
     )
+    notes += _row_notes(rows, peaks, gpu)
     methods = {counts[r.uuid].method for r in rows}
     uncounted = sorted({op for r in rows for op in counts[r.uuid].uncounted_ops})
     if "device" in methods:
@@ -358,23 +527,72 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
         )
     if uncounted:
         notes.append(f"operators without a cost rule (charged 0 FLOPs): {', '.join(uncounted[:8])}")
-    scores = [r.score if (r.status in (None, "PASSED")) else 0.0 for r in rows]
-    mean = None
-    if rows and any(s is not None for s in scores):
-        mean = round(sum(s or 0.0 for s in scores) / len(scores), 4)
+    mean, scored = mean_over_scored(rows, failures_count=scoring)
+    impossible = [r.uuid for r in rows if r.below_sol == "impossible"]
+    warnings = []
+    if impossible:
+        warnings.append(
+            f"{len(impossible)} of {len(rows)} latencies are below the speed of light on {peaks.spec_key or gpu}, "
+            "which no kernel can reach: the judge treats such times as a REWARD_HACK (PROTOCOL.md rule 8), so "
+            "they get no score. latency_ms is in milliseconds (1 us = 0.001 ms): check the unit."
+        )
+    if args.offset and args.offset >= len(rows):
+        raise ToolInputError(
+            f"offset {args.offset} is past the last of {len(rows)} workloads; use 0..{len(rows) - 1}"
+        )
     result = GetSolScoreResult(
         problem=problem.name,
         gpu=gpu,
         peak_source=peaks.source,
-        dram_tb_per_s=peaks.dram_bytes_per_s / 1e12,
-        bf16_tflops=(peaks.tensor_flops.get("bf16") or 0) / 1e12 or None,
-        fp32_tflops=peaks.fp32_flops / 1e12,
+        dram_tb_per_s=_sig(peaks.dram_bytes_per_s / 1e12),
+        bf16_tflops=_sig((peaks.tensor_flops.get("bf16") or 0) / 1e12) or None,
+        fp32_tflops=_sig(peaks.fp32_flops / 1e12),
         source=source,
-        rows=rows,
+        rows=rows[args.offset :],
+        total_rows=len(rows),
+        offset=args.offset,
         mean_score=mean,
+        scored_rows=scored,
+        warnings=warnings,
         notes=notes,
     )
-    while len(result.render()) > args.max_chars - 200 and len(result.rows) > 1:
-        result.rows.pop()
-        result.rows_omitted += 1
+    _fit(result, args.max_chars - 200)
     return result
+
+
+def _select(wanted: list[str] | None, available: list[str], problem: str, where: str) -> list[str]:
+    """The workloads to analyse: ``wanted`` (checked against ``available``) or all of ``available``."""
+    if wanted is None:
+        return available
+    unknown = [u for u in wanted if u not in available]
+    if unknown:
+        raise ToolInputError(
+            f"workloads {unknown[:5]} are not workloads of {where}"
+            + (
+                f"; get_problem(name={problem!r}) lists them"
+                if where == problem
+                else f"; it ran {available[:5]}"
+            )
+        )
+    return list(wanted)
+
+
+def _row_notes(rows: list[SolRow], peaks: Peaks, gpu: str) -> list[str]:
+    """What to do about rows that have a latency but no score for want of a baseline."""
+    missing = [r.uuid for r in rows if _lacks_baseline(r)]
+    if not missing:
+        return []
+    return [
+        f"{len(missing)} workloads have no baseline T_b measured on {peaks.spec_key or gpu}, so no score "
+        f"(marked 'no T_b'): run run_benchmark on a GPU server with that GPU (it times the baseline there), "
+        "or pass baseline_ms (milliseconds) yourself"
+    ]
+
+
+def _fit(result: GetSolScoreResult, limit: int) -> None:
+    """Leave out trailing rows until both the text and the structured answer fit ``limit``; set next_offset."""
+    while len(result.rows) > 1 and (len(result.render()) > limit or _structured_chars(result) > limit):
+        result.rows.pop()
+    end = result.offset + len(result.rows)
+    result.rows_omitted = result.total_rows - end
+    result.next_offset = end if end < result.total_rows else None

@@ -30,7 +30,7 @@ class SolutionInput(ToolModel):
     content is read from that path, relative to the solution.json's folder."""
 
 
-def _read_sources_beside(data: dict[str, Any], folder: Path) -> None:
+def read_sources_beside(data: dict[str, Any], folder: Path) -> None:
     sources = data.get("sources")
     if not isinstance(sources, list):
         return
@@ -101,7 +101,7 @@ def read_solution(args: SolutionInput, ctx: ToolContext) -> Solution:
         raise FormatError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise FormatError(f"{path}: a solution.json holds one JSON object")
-    _read_sources_beside(data, path.parent)
+    read_sources_beside(data, path.parent)
     return parse_solution(data, str(path))
 
 

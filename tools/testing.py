@@ -167,12 +167,12 @@ def services_for(
 
 @contextlib.contextmanager
 def ledger_with_worker(
-    runner: Literal["fake", "sandbox"] = "fake", *, url: str = "sqlite://", agents: tuple[str, ...] = ()
+    runner: Literal["fake", "sandbox"] | Any = "fake", *, url: str = "sqlite://", agents: tuple[str, ...] = ()
 ) -> Iterator[Any]:
     """An open ledger with a running in-process worker (one CPU slot, one compile slot), fast timings.
 
     ``runner="fake"`` uses the planner's fake evaluation process (behaviour in the solution's
-    description); ``"sandbox"`` runs the real sandbox on the CPU.
+    description); ``"sandbox"`` runs the real sandbox on the CPU; any other value is the worker's runner.
     """
     from solforge.planner import Ledger, SandboxRunner, Worker, WorkerConfig
     from solforge.planner.testing import fake_runner
@@ -190,7 +190,7 @@ def ledger_with_worker(
         ledger.ensure_agent(agent)
     worker = Worker(
         ledger,
-        fake_runner() if runner == "fake" else SandboxRunner(),
+        fake_runner() if runner == "fake" else SandboxRunner() if runner == "sandbox" else runner,
         cpu_slots=1,
         compile_slots=1,
         gpus=[],

@@ -56,6 +56,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ __all__ = [
     "Assignment",
     "build_launch",
     "build_prompt",
+    "check_launcher",
     "protocol_text",
 ]
 
@@ -279,6 +281,35 @@ def _command(a: Assignment, cfg: LauncherConfig, prompt_file: Path) -> AgentLaun
             Path(argv[0]).absolute()
         )  # it runs in its workspace (absolute(): a venv's symlink must stay)
     return AgentLaunch([*argv, *cfg.extra_args], _env(a, prompt_file), a.workspace, [prompt_file])
+
+
+_INSTALL_HINTS = {
+    "claude": "install Claude Code",
+    "cursor": "install Cursor's agent CLI (newer installs call it `agent`)",
+}
+_DEFAULT_BINARIES = {"claude": "claude", "cursor": "cursor-agent"}
+
+
+def check_launcher(cfg: LauncherConfig) -> None:
+    """Fail before a run starts when the claude or cursor executable cannot be found.
+
+    Otherwise every agent would crash at once, be restarted and fail, and the run would idle until its
+    limit with the reason only in the agents' logs.
+
+    Raises
+    ------
+    ValueError
+        The executable is not on PATH (or not at the given path); the message says what to do.
+    """
+    default = _DEFAULT_BINARIES.get(cfg.kind)
+    if default is None:
+        return  # command: the template's program is the user's, and may need its placeholders filled
+    binary = cfg.binary or default
+    if shutil.which(binary) is None:
+        where = "not found on PATH" if os.sep not in binary else "not found or not executable"
+        raise ValueError(
+            f"--launcher {cfg.kind}: {binary} {where}; {_INSTALL_HINTS[cfg.kind]} or pass --binary PATH"
+        )
 
 
 def build_launch(a: Assignment, cfg: LauncherConfig, *, protocol: str | None = None) -> AgentLaunch:

@@ -43,7 +43,7 @@ from ..errors import LedgerError, LedgerIntegrityError
 from ..ledger import Ledger
 from .config import SwarmConfig
 from .facts import JobOutcome, OutcomeCache, agent_facts, problem_facts, submission_effective
-from .launchers import Assignment, build_launch, launch_env
+from .launchers import Assignment, build_launch, check_launcher, launch_env
 from .policy import Assign, Hold, Release, Snapshot, decide, is_done
 from .problems import server_problem_env
 from .processes import ChildProcess, kill_group, last_tool_call, pid_alive
@@ -167,12 +167,14 @@ class Swarm:
         Raises
         ------
         SwarmError
-            The configuration cannot run (a throwaway ledger the server cannot share).
+            The configuration cannot run (a throwaway ledger the server cannot share, an agent
+            executable that is not installed).
         """
         if ledger.resolved.temporary_dir is not None:
             raise SwarmError(
                 "a swarm needs a ledger the MCP server can open too; pass --db sqlite:///path or postgresql://"
             )
+        _check_launcher(config)
         run_id = run_id or uuid.uuid4().hex[:12]
         run_dir = Path(config.run_dir).resolve()
         config = config.model_copy(update={"run_dir": str(run_dir)})
@@ -197,7 +199,8 @@ class Swarm:
         Raises
         ------
         SwarmError
-            The run's planner is still alive (stop it first), or the run does not exist.
+            The run's planner is still alive (stop it first), the run does not exist, it already used
+            its whole time limit (``config`` may raise it), or its agent executable is missing.
         """
         store = SwarmStore(ledger)
         try:
@@ -209,9 +212,17 @@ class Swarm:
                 f"swarm run {run_id} is still running (pid {run.pid} on {run.host}); "
                 f"`solforge swarm stop {run_id}` first"
             )
+        config = config or SwarmConfig.model_validate(run.config)
+        _check_launcher(config)
+        limit_s = config.limits.time_s
+        if limit_s is not None and run.active_s >= limit_s:
+            raise SwarmError(
+                f"run {run_id} reached its {limit_s:.0f} s limit ({run.active_s / 60:.1f} active minutes); "
+                f"pass --time-limit-minutes M to give it more (M is the whole run's limit, so more than "
+                f"{run.active_s / 60:.1f})"
+            )
         if run.live:
             cleanup_dead_run(ledger, run_id, "its planner died; resumed")
-        config = config or SwarmConfig.model_validate(run.config)
         store.claim_run(run_id, config.model_dump(mode="json"), pid=os.getpid(), host=socket.gethostname())
         tokens = {}
         for agent in store.agents(run_id):
@@ -329,15 +340,7 @@ class Swarm:
             port = int(self.url.rsplit(":", 1)[1].split("/")[0])  # a restart keeps the address agents know
         elif port == 0:
             port = _free_port(host)
-        argv = [*_solforge_argv(), "serve", "--http", f"{host}:{port}", "--no-workers"]
-        if self.config.db:
-            argv += ["--db", self.config.db]
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("SOLFORGE_TOKEN", "SOLFORGE_TOKENS", "SOLFORGE_AGENT")
-        }
-        env.update(server_problem_env(self.config.problem_filter))
+        argv, env = self._server_command(host, port)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.server = ChildProcess(argv, env, self.run_dir, self.run_dir / "server.log")
         self.server.start(f"solforge serve for swarm {self.run_id}")
@@ -346,6 +349,23 @@ class Swarm:
         self.url = f"{base}/mcp"
         self.store.heartbeat(self.run_id, self.active_s, server_url=self.url)
         log.info("swarm %s: MCP server at %s", self.run_id, self.url)
+
+    def _server_command(self, host: str, port: int) -> tuple[list[str], dict[str, str]]:
+        """The MCP server's command line and environment.
+
+        The server runs in the run folder, so it is handed the URL of the ledger this planner opened
+        (absolute, resolved once), never ``config.db`` as typed: a relative ``--db ledger.db`` would
+        open a second, empty ledger there. It goes in the environment to keep passwords out of ``ps``.
+        """
+        argv = [*_solforge_argv(), "serve", "--http", f"{host}:{port}", "--no-workers"]
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("SOLFORGE_TOKEN", "SOLFORGE_TOKENS", "SOLFORGE_AGENT")
+        }
+        env.update(server_problem_env(self.config.problem_filter))
+        env["SOLFORGE_DB"] = self.ledger.resolved.shareable
+        return argv, env
 
     def _start_worker(self) -> None:
         if self.config.workers != "local":
@@ -456,6 +476,10 @@ class Swarm:
             proc = ChildProcess(launch.argv, launch_env(launch), launch.cwd, Path(view.log_path))
             pid = proc.start(f"{view.name} on {spec.problem} ({self.config.launcher.kind})")
         except (OSError, ValueError) as exc:
+            # on the planner's log too: the agent's own log is not where a user looks first
+            log.error(
+                "swarm %s: agent %s cannot start: %s (log %s)", self.run_id, view.name, exc, view.log_path
+            )
             self._crashed(agent, f"cannot start: {exc}")
             return
         agent.proc = proc
@@ -615,6 +639,16 @@ class Swarm:
         _cancel_jobs(self.ledger, self.store, self.run_id, keep=self._on_behalf)
         deadline = time.monotonic() + self.config.submit_wait_s
         pending = set(self._on_behalf)
+        if pending:
+            pending = {j for j, *_ in self.store.open_jobs(self.run_id) if j in pending}
+        if pending and self.config.submit_wait_s > 0:
+            log.info(
+                "swarm %s: waiting up to %.0f s for %d final submissions (--submit-wait-s; Ctrl-C again "
+                "to stop waiting)",
+                self.run_id,
+                self.config.submit_wait_s,
+                len(pending),
+            )
         while pending and time.monotonic() < deadline and not self._hurry.is_set():
             pending = {j for j, *_ in self.store.open_jobs(self.run_id) if j in pending}
             if pending:
@@ -638,6 +672,13 @@ class Swarm:
         note = f"{len(running)} jobs still running on outside workers: {running[:5]}" if running else None
         self.store.finalize(self.run_id, status, reason=reason, note=note)
         log.info("swarm %s %s: %s", self.run_id, status, reason)
+
+
+def _check_launcher(config: SwarmConfig) -> None:
+    try:
+        check_launcher(config.launcher)
+    except ValueError as exc:
+        raise SwarmError(str(exc)) from None
 
 
 def _split_http(spec: str) -> tuple[str, int]:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import RowMapping, TextClause, text
 
-from .._db import Tx
+from .._db import Tx, default_ledger_path, resolve_db_url
 from .._sql import parse_queries
 from ..errors import LedgerError
 from ..ledger import Ledger
@@ -34,6 +36,8 @@ __all__ = [
     "SwarmAgentView",
     "SwarmRunView",
     "SwarmStore",
+    "db_option",
+    "missing_ledger",
 ]
 
 T = TypeVar("T")
@@ -42,6 +46,23 @@ RunStatus = str
 """running, stopping, stopped, finished (a limit was reached or every problem is done) or failed."""
 AgentState = str
 """idle, working, backoff (waiting to restart), held (no work for it now), stopped or failed."""
+
+
+def db_option(ledger: Ledger) -> str:
+    """`` --db LEDGER`` for a command a user is told to run, or ``""`` for the default ledger.
+
+    A hint without it would look in the default ledger and not find the run.
+    """
+    path = ledger.resolved.sqlite_file
+    if path is not None and path.resolve() == default_ledger_path().expanduser().resolve():
+        return ""
+    return f" --db {shlex.quote(str(path) if path is not None else ledger.url)}"
+
+
+def missing_ledger(url: str | None) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist (a mistyped ``--db``), else None."""
+    path = resolve_db_url(url).sqlite_file
+    return path if path is not None and not path.is_file() else None
 
 
 @functools.cache
@@ -161,6 +182,12 @@ class SwarmStore:
         self._run(fn)
         return self.get_run(run_id)
 
+    def _no_run(self, run_id: str) -> str:
+        return (
+            f"no swarm run {run_id!r} in the ledger {self.ledger.url}; "
+            f"`solforge swarm status --all{db_option(self.ledger)}` lists its runs"
+        )
+
     def claim_run(self, run_id: str, config: dict[str, Any], *, pid: int, host: str) -> None:
         """Take over a stopped or crashed run (resume): status running, this process's pid."""
 
@@ -169,7 +196,7 @@ class SwarmStore:
                 tx.execute("claim_swarm_run", id=run_id, pid=pid, host=host, config_json=json.dumps(config))
                 != 1
             ):
-                raise LedgerError(f"no swarm run {run_id!r}; `solforge swarm status` lists the runs")
+                raise LedgerError(self._no_run(run_id))
             event(tx, "swarm.resumed", run_id=run_id, pid=pid, host=host)
 
         self._run(fn)
@@ -178,7 +205,7 @@ class SwarmStore:
         """One run. Raises :class:`LedgerError` when there is none by that id."""
         row = self._run(lambda tx: tx.one("get_swarm_run", id=run_id), write=False)
         if row is None:
-            raise LedgerError(f"no swarm run {run_id!r}; `solforge swarm status` lists the runs")
+            raise LedgerError(self._no_run(run_id))
         return _run_view(row)
 
     def runs(self, *, limit: int = 20) -> list[SwarmRunView]:

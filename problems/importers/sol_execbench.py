@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError
-from ..load import _read_json
+from ..load import read_json
 from .common import Importer, Staged
 
 _OWN_FILES = {"definition.json", "workload.jsonl"}
 
 
 def _read_object(path: Path) -> dict[str, Any]:
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise FormatError(f"{path}: expected a JSON object (the definition), got {type(data).__name__}")
     return data

@@ -28,6 +28,12 @@ def test_small_perturbation_within_tolerance_passes_large_fails() -> None:
     assert compare_tensor("o", ref + 0.005, ref, TOL).passed
     check = compare_tensor("o", ref + 0.5, ref, TOL)
     assert check.status is Status.INCORRECT_NUMERICAL and "first mismatch" in check.message
+    # A wrong answer carries its statistics (the judge records them in the failed trace).
+    assert check.errors_measured and check.matched_ratio < 0.05
+    assert check.max_absolute_error == pytest.approx(0.5, rel=1e-3)
+    # Checks that measured nothing say so, rather than reporting zero error.
+    assert not compare_tensor("o", torch.zeros(1000), ref + 5, TOL).errors_measured
+    assert not compare_tensor("o", torch.randn(4, 5), torch.randn(4, 4), TOL).errors_measured
 
 
 def test_matched_ratio_threshold() -> None:

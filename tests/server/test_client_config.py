@@ -58,3 +58,14 @@ def test_cursor_stdio_and_bad_files(tmp_path: Path) -> None:
         init_client("cursor", tmp_path, http=None)
     with pytest.raises(ValueError, match="unknown client"):
         init_client("vscode", tmp_path, http=None)  # type: ignore[arg-type]
+
+
+def test_http_config_warns_when_the_token_variable_is_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SOLFORGE_TOKEN", raising=False)
+    init_client("claude", tmp_path, http="127.0.0.1:8765")
+    assert "SOLFORGE_TOKEN is not set" in capsys.readouterr().err
+    monkeypatch.setenv("SOLFORGE_TOKEN", "t0k")
+    init_client("cursor", tmp_path, http="127.0.0.1:8765")
+    assert capsys.readouterr().err == ""

@@ -14,7 +14,14 @@ from mcp.server import MCPServer
 from solforge.server.app import create_server
 from solforge.tools.base import ToolModel, ToolResult
 from solforge.tools.registry import ToolSpec, all_tools
-from solforge.tools.testing import RMSNORM, fake_solution, services_for, solution
+from solforge.tools.testing import (
+    RMSNORM,
+    fake_solution,
+    rmsnorm_definition,
+    services_for,
+    solution,
+    write_problem,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -193,6 +200,12 @@ async def test_prompts(client: Client) -> None:
     got = await client.get_prompt("optimise", {"problem": RMSNORM, "language": "triton"})
     text = got.messages[0].content.text  # type: ignore[union-attr]
     assert RMSNORM in text and "triton" in text and "submit_solution" in text
+    with pytest.raises(MCPError, match=r"no problem named 'rmsnorm_nope'.*did you mean"):
+        await client.get_prompt("optimise", {"problem": "rmsnorm_nope"})
+    with pytest.raises(MCPError, match="unknown language 'fortran'; use one of pytorch, triton"):
+        await client.get_prompt("optimise", {"problem": RMSNORM, "language": "fortran"})
+    cpp = await client.get_prompt("optimise", {"problem": RMSNORM, "language": "CUDA-CPP"})
+    assert " in cuda_cpp" in cpp.messages[0].content.text  # type: ignore[union-attr]
     protocol = await client.get_prompt("protocol", {})
     assert "solforge protocol" in protocol.messages[0].content.text  # type: ignore[union-attr]
 
@@ -231,3 +244,16 @@ def test_tool_schema_cache_matches_fresh_generation(tmp_path: Path, monkeypatch:
     path.write_text("{broken")
     assert tool_schemas(specs) == cold  # a corrupt cache is regenerated
     assert tool_schemas(specs[:3]).keys() == {s.name for s in specs[:3]}  # another tool set, another key
+
+
+async def test_sol_score_of_many_workloads_fits_and_pages_on(tmp_path: Path) -> None:
+    """The structured answer, not only the text, stays within the budget; the rest is read with offset."""
+    root = write_problem(tmp_path / "problems", rmsnorm_definition("many_rmsnorm"), tuple(range(1, 81)))
+    server = create_server(services_for(root, cache_dir=tmp_path / "cache"), agent="alice")
+    args = {"problem": "many_rmsnorm", "latency_ms": 0.01, "baseline_ms": 0.02, "gpu": "H200"}
+    async with Client(server, raise_exceptions=True) as c:
+        text, data = await call(c, "get_sol_score", args)
+        assert data["next_offset"] == len(data["rows"]) < data["total_rows"] == 80
+        assert f"offset={data['next_offset']}" in text and "T_SOL ms | latency ms | T_b ms" in text
+        text, rest = await call(c, "get_sol_score", {**args, "offset": data["next_offset"]})
+        assert rest["rows"][0]["uuid"] not in {r["uuid"] for r in data["rows"]}

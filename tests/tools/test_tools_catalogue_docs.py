@@ -70,6 +70,27 @@ async def test_list_problems_filters_and_pages(tmp_path: Path) -> None:
     assert by_wl.rows[0].workloads >= by_wl.rows[-1].workloads
 
 
+async def test_list_problems_past_the_end_spellings_and_plurals(tmp_path: Path) -> None:
+    ctx = context(services_for(synthesise_problems(tmp_path / "many", 12)))
+    past = await list_problems(ListProblemsInput(offset=100_000), ctx)
+    assert past.total == 12 and not past.rows
+    assert "past the end" in past.render() and "last valid offset is 11" in past.render()
+    assert "Loosen" not in past.render()
+    upper = await list_problems(ListProblemsInput(category="LLM", limit=200), ctx)  # type: ignore[arg-type]
+    assert upper.total == 2 and {r.category for r in upper.rows} == {"llm"}
+    qwen = await list_problems(ListProblemsInput(model="qwen3_8b", limit=200), ctx)
+    assert qwen.total > 0 and {r.model for r in qwen.rows} == {"Qwen/Qwen3-8B"}
+    one = await list_problems(ListProblemsInput(text="synth_rmsnorm_0000"), ctx)
+    assert one.render().startswith("1 problem matches;")
+
+
+async def test_get_problem_workload_offset_past_the_end(services: ToolServices) -> None:
+    past = await get_problem(GetProblemInput(name=RMSNORM, workload_offset=99), context(services))
+    text = past.render()
+    assert not past.workloads and "workload_offset=99 is past the end" in text
+    assert "last valid workload_offset is 2" in text and "100-99" not in text
+
+
 async def test_list_problems_input_is_validated() -> None:
     with pytest.raises(ValidationError):
         ListProblemsInput(category="cooking")  # type: ignore[arg-type]
@@ -116,6 +137,8 @@ async def test_get_problem_answers_signature_reference_workloads(services: ToolS
 async def test_get_problem_unknown_names_close_matches(services: ToolServices) -> None:
     with pytest.raises(ProblemNotFound, match=r"did you mean.*tiny_rmsnorm"):
         await get_problem(GetProblemInput(name="rmsnorm"), context(services))
+    with pytest.raises(ProblemNotFound, match=r"did you mean \['tiny_rmsnorm'"):  # a misspelling, first
+        await get_problem(GetProblemInput(name="tiny_rmsnrom"), context(services))
     with pytest.raises(ProblemNotFound, match="list_problems"):
         await get_problem(GetProblemInput(name="../etc/passwd"), context(services))
 
@@ -152,6 +175,10 @@ async def test_read_docs_topics_read_and_search() -> None:
     assert jump.text
     scoped = await read_docs(ReadDocsInput(query="wgmma", topic="cuda-cpp"), ctx)
     assert scoped.hits and all(h.topic == "cuda-cpp" for h in scoped.hits)
+    underscored = await read_docs(ReadDocsInput(topic="cuda_cpp", max_chars=500), ctx)
+    assert underscored.topic == "cuda-cpp" and underscored.text
+    dps = await read_docs(ReadDocsInput(query="destination passing style"), ctx)
+    assert dps.hits and {h.topic for h in dps.hits} <= {"protocol", "solution-format"}, dps.render()
     nothing = await read_docs(ReadDocsInput(query="zzqqxx"), ctx)
     assert not nothing.hits and "No documentation matches" in nothing.render()
 
