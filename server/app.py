@@ -93,9 +93,6 @@ def create_server(
         Base URL of the HTTP server (``http://host:port``); required with a token verifier.
     """
     configure_logging()
-    # The SDK answers arguments that fail validation with pydantic's text; its documentation links cost
-    # the agent's context and say nothing the error itself does not.
-    os.environ.setdefault("PYDANTIC_ERRORS_INCLUDE_URL", "0")
     resolver = resolve_agent or default_agent_resolver(agent)
 
     @asynccontextmanager
