@@ -92,6 +92,23 @@ def _argument_model(spec: ToolSpec) -> type[ArgModelBase]:
     )
 
 
+_INVALID = "_solforge_invalid_arguments"
+"""Where :class:`_PhrasedArguments` hands arguments that failed validation on to the handler."""
+
+
+class _PhrasedArguments(FuncMetadata):
+    """The SDK's argument handling, except that arguments which fail validation reach the handler,
+    whose own validation phrases the error (field, problem, fix): the SDK would answer with pydantic's
+    text and documentation links."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        parsed = self.pre_parse_json(arguments_to_validate)
+        try:
+            return self.arg_model.model_validate(parsed).model_dump_one_level()
+        except ValidationError:
+            return {_INVALID: parsed}
+
+
 Schemas = dict[str, tuple[dict[str, Any], dict[str, Any]]]
 """tool name -> (input schema, output schema)."""
 
@@ -176,7 +193,7 @@ def build_tool(
 
     async def handler(ctx: Context, **arguments: Any) -> CallToolResult:
         try:
-            args = spec.input_model.model_validate(arguments)
+            args = spec.input_model.model_validate(arguments.get(_INVALID, arguments))
 
             async def progress(done: float, total: float | None, message: str | None) -> None:
                 await ctx.report_progress(done, total, message)
@@ -214,7 +231,7 @@ def build_tool(
         title=spec.title,
         description=spec.description,
         parameters=schemas[0],
-        fn_metadata=FuncMetadata(
+        fn_metadata=_PhrasedArguments(
             arg_model=arg_model,
             output_model=spec.result_model,
             output_schema=schemas[1],

@@ -125,6 +125,7 @@ async def test_bad_input_answers_with_an_actionable_error(
     result = await client.call_tool(tool, args)
     assert result.is_error
     assert message in result.content[0].text  # type: ignore[union-attr]
+    assert "errors.pydantic.dev" not in result.content[0].text  # type: ignore[union-attr]
 
 
 async def test_another_agents_job_is_invisible(problems: Path, tmp_path: Path, fake_ledger: Any) -> None:
