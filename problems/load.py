@@ -84,8 +84,6 @@ def read_json(path: Path) -> object:
         raise FormatError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
 
 
-
-
 def load_definition(path: Path) -> Definition:
     data = read_json(path)
     # SOL-ExecBench keeps the reference beside the definition as reference.py when it is not inline.

@@ -152,6 +152,8 @@ class JobResult(ToolResult):
     """The GPU it ran on, or 'cpu' (CPU timings carry no SOL score)."""
     timer: str | None = None
     note: str | None = None
+    ran: bool | None = None
+    """False when the solution was only built, not run (a GPU-only language on a server without a GPU)."""
     compile_ok: bool | None = None
     compile_errors: list[str] = Field(default_factory=list)
     passed: int | None = None
@@ -327,7 +329,6 @@ def workload_results(report: EvalReport) -> list[WorkloadResult]:
         corr = ev.correctness
         failed = ev.status.value != "PASSED"
         log_text = _clean_log(ev.log) if ev.log and failed else None
-        max_abs, ratio = (corr.max_absolute_error, corr.matched_ratio) if corr else (None, None)
         rows.append(
             WorkloadResult(
                 uuid=trace.workload.uuid,
@@ -340,8 +341,8 @@ def workload_results(report: EvalReport) -> list[WorkloadResult]:
                 bound=perf.sol_bound if perf else None,
                 score=perf.sol_score if perf else None,
                 speedup=perf.speedup if perf else None,
-                max_abs_error=max_abs,
-                matched_ratio=ratio,
+                max_abs_error=corr.max_absolute_error if corr else None,
+                matched_ratio=corr.matched_ratio if corr else None,
                 log=log_text,
             )
         )
@@ -393,6 +394,7 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         result.device = report.device
         result.timer = report.timer
         result.note = report.note
+        result.ran = report.ran
         if report.build is not None and not report.build.ok:
             result.compile_ok = False
             errors = [ln.strip() for ln in report.build.log.splitlines() if ln.strip()][:12]
@@ -430,7 +432,7 @@ def _next_step(r: JobResult) -> str:
         return "the build is good: run_benchmark with the same solution to check correctness and time it."
     if not r.total:
         why = f" ({r.note})" if r.note else ""
-        if r.note and "needs a GPU" in r.note:
+        if r.ran is False:
             return (
                 f"nothing was run{why}: this server cannot evaluate this language; compile_kernel still checks "
                 "the build, and a pytorch or triton version can be checked here."

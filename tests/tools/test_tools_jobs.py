@@ -440,8 +440,9 @@ def test_a_gpu_only_solution_on_a_cpu_server_says_nothing_ran() -> None:
     note = "compiled for sm_90a but not run: cuda_cpp needs a GPU and none is visible"
     snap = _snapshot([], ran=False, note=note, build={"ok": True, "language": "cuda_cpp"})
     result = result_from_snapshot(snap, 8000)
-    assert result.total == 0 and result.compile_ok is None
+    assert result.total == 0 and result.compile_ok is None and result.ran is False
     assert "nothing was run" in result.next_step and "needs a GPU" in result.next_step
+    assert "cannot evaluate this language" in result.next_step
     assert "still hold" not in result.next_step and "get_sol_score" not in result.next_step
     assert "nothing ran" in result.render() and "passed 0/0" not in result.render()
 
