@@ -22,6 +22,7 @@ from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
 
 from . import queue
 from ._db import Connector, ResolvedUrl, Tx, migrate, remove_temporary, resolve_db_url
+from .changes import ChangeSignal
 from .errors import (
     AgentExists,
     AgentNotFound,
@@ -219,6 +220,8 @@ class Ledger:
         """Wrap an open connector; use :meth:`open` instead."""
         self.connector = connector
         self.retry_s = retry_s
+        self.changes = ChangeSignal()
+        """Notified after every write made through this object (and by its in-process workers)."""
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -296,7 +299,10 @@ class Ledger:
         self.close()
 
     def _run(self, fn: Callable[[Tx], T], *, write: bool = True) -> T:
-        return self.connector.run(fn, write=write, retry_s=self.retry_s)
+        result = self.connector.run(fn, write=write, retry_s=self.retry_s)
+        if write:
+            self.changes.notify()
+        return result
 
     def now(self) -> float:
         """The database's clock, UNIX seconds."""
@@ -554,11 +560,12 @@ class Ledger:
         deadline = time.monotonic() + max(0.0, timeout_s)
         delay = 0.05
         while True:
+            seen = self.changes.generation
             view = self.get_job(job_id, agent)
             remaining = deadline - time.monotonic()
             if view.finished or remaining <= 0:
                 return view
-            time.sleep(min(delay, remaining))
+            self.changes.wait(seen, min(delay, remaining))  # wakes at once on a write in this process
             delay = min(delay * 1.5, poll_s)
 
     def cancel_job(self, job_id: str, agent: str) -> JobView:
@@ -1000,6 +1007,7 @@ class Ledger:
         delay = 0.05
         last: tuple[Any, ...] | None = None
         while True:
+            seen = self.changes.generation
             view = await self.get_job_async(job_id, agent)
             key = (view.status, view.progress, view.position)
             if on_update is not None and key != last:
@@ -1010,7 +1018,8 @@ class Ledger:
             remaining = deadline - time.monotonic()
             if view.finished or remaining <= 0:
                 return view
-            await anyio.sleep(min(delay, remaining))
+            # Wakes at once on a write in this process (the in-process worker finishing the job).
+            await anyio.to_thread.run_sync(self.changes.wait, seen, min(delay, remaining), abandon_on_cancel=True)
             delay = min(delay * 1.5, poll_s)
 
     async def cancel_job_async(self, job_id: str, agent: str) -> JobView:

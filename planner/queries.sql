@@ -159,6 +159,10 @@ INSERT INTO lease (gpu_id, job_id, worker_id, token, acquired_at, heartbeat_at, 
 VALUES (:gpu_id, :job_id, :worker_id, :token, $NOW, $NOW, $NOW + :lease_s)
 RETURNING id, acquired_at
 
+-- claim_is_live --
+-- Whether a claim is still held by its token (not reclaimed, not finished).
+SELECT id FROM job WHERE id = :id AND claim_token = :token AND status = 'running'
+
 -- heartbeat_job --
 -- Renew a claim (only its holder can) and read whether the owner asked to cancel.
 UPDATE job SET heartbeat_at = $NOW, deadline_at = $NOW + :lease_s, updated_at = $NOW,
@@ -454,3 +458,13 @@ SELECT DISTINCT problem FROM job WHERE agent = :agent
 -- Every agent's best score per problem, over accepted submissions (every workload passed).
 SELECT agent, problem, MAX(score) AS best FROM submission WHERE passed = total AND total > 0
 GROUP BY agent, problem
+
+-- insert_baseline --
+-- Keep a measured baseline; the first measurement of a key stays (every judge measures it alike).
+INSERT INTO baseline (baseline_key, problem, workload_uuid, hardware, record_json, worker_id, created_at)
+VALUES (:baseline_key, :problem, :workload_uuid, :hardware, :record_json, :worker_id, $NOW)
+ON CONFLICT (baseline_key) DO NOTHING
+
+-- baselines_for_problem --
+-- Every baseline kept for a problem (all GPU models; a judge uses those whose key it computes).
+SELECT record_json FROM baseline WHERE problem = :problem ORDER BY created_at

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from solforge.problems import Solution, Status
-from solforge.sandbox.api import EvalReport
+from solforge.sandbox.api import BaselineRecord, EvalReport
 
 from ._db import Tx
 from .models import TERMINAL_STATUSES
@@ -34,12 +34,16 @@ from .models import TERMINAL_STATUSES
 __all__ = [
     "Claim",
     "HeartbeatState",
+    "acquire_lease",
+    "baselines_for",
     "claim_next",
     "event",
     "finish",
     "heartbeat",
     "reclaim_expired",
+    "record_baselines",
     "record_health",
+    "release_lease",
     "retry",
     "run_params",
     "submission_params",
@@ -107,19 +111,22 @@ def claim_next(
     token: str,
     lease_s: float,
     fair_window_s: float,
+    lease: bool = True,
 ) -> Claim | None:
     """Claim the next job for a slot (``gpu_id``) or for a compile slot (``gpu_id=None``).
 
-    For a slot: the slot must be available, already health-checked, and free of live leases; the
-    job is claimed and the slot leased in this one transaction. Returns None when there is nothing
-    to do (or the slot is busy or being leased by another worker right now).
+    For a slot: the slot must be available and already health-checked. With ``lease`` it must also
+    be free of live leases, and the job is claimed and the slot leased in this one transaction;
+    without, the job is claimed for the slot and :func:`acquire_lease` takes the lease later, when
+    its GPU work starts (a worker builds while another job holds the GPU). Returns None when there
+    is nothing to do (or the slot is busy or being leased by another worker right now).
     """
     needs_gpu = gpu_id is not None
     if needs_gpu:
         gpu = tx.one("lock_gpu", gpu_id=gpu_id)
         if gpu is None or gpu["status"] != "available" or gpu["needs_check"]:
             return None
-        if tx.one("active_lease", gpu_id=gpu_id) is not None:
+        if lease and tx.one("active_lease", gpu_id=gpu_id) is not None:
             return None
     row = tx.one(
         "claim_job",
@@ -135,12 +142,12 @@ def claim_next(
         return None
     request_json = tx.scalar("get_request", job_id=row["id"])
     lease_id: int | None = None
-    if needs_gpu:
-        lease = tx.one(
+    if needs_gpu and lease:
+        row_lease = tx.one(
             "insert_lease", gpu_id=gpu_id, job_id=row["id"], worker_id=worker_id, token=token, lease_s=lease_s
         )
-        assert lease is not None  # RETURNING always yields the inserted row
-        lease_id = int(lease["id"])
+        assert row_lease is not None  # RETURNING always yields the inserted row
+        lease_id = int(row_lease["id"])
         event(tx, "lease.acquired", job_id=row["id"], gpu_id=gpu_id, worker_id=worker_id, lease_id=lease_id)
     event(
         tx,
@@ -166,6 +173,37 @@ def claim_next(
         gpu_id=gpu_id,
         lease_id=lease_id,
     )
+
+
+def acquire_lease(tx: Tx, claim: Claim, *, lease_s: float) -> int | None:
+    """Lease the claim's slot now, for its GPU work; None while another lease holds the slot.
+
+    The claim must still be live (fenced by its token) and the slot in service; the partial unique
+    index ``uq_lease_active_gpu`` refuses a second live lease whatever happens above it.
+    """
+    assert claim.gpu_id is not None
+    gpu = tx.one("lock_gpu", gpu_id=claim.gpu_id)
+    if gpu is None or gpu["status"] != "available":
+        return None
+    if tx.one("active_lease", gpu_id=claim.gpu_id) is not None:
+        return None
+    if tx.one("claim_is_live", id=claim.job_id, token=claim.token) is None:
+        return None
+    row = tx.one("insert_lease", gpu_id=claim.gpu_id, job_id=claim.job_id, worker_id=claim.worker_id,
+                 token=claim.token, lease_s=lease_s)
+    assert row is not None
+    lease_id = int(row["id"])
+    event(tx, "lease.acquired", job_id=claim.job_id, gpu_id=claim.gpu_id, worker_id=claim.worker_id,
+          lease_id=lease_id)
+    return lease_id
+
+
+def release_lease(tx: Tx, claim: Claim, *, reason: str) -> None:
+    """End the claim's lease (its GPU work is over) and keep the claim."""
+    row = tx.one("release_lease", job_id=claim.job_id, token=claim.token, reason=reason)
+    if row is not None:
+        event(tx, "lease.released", job_id=claim.job_id, gpu_id=claim.gpu_id, worker_id=claim.worker_id,
+              lease_id=int(row["id"]), reason=reason)
 
 
 def heartbeat(tx: Tx, claim: Claim, *, lease_s: float, progress_json: str | None) -> HeartbeatState:
@@ -469,3 +507,22 @@ def submission_params(report: EvalReport, solution: Solution, *, agent: str) -> 
         "hardware": report.device,
         "solution_json": json.dumps(solution.to_json_dict()),
     }
+
+
+def record_baselines(tx: Tx, records: list[BaselineRecord], *, worker_id: str | None) -> None:
+    """Keep baselines a judge measured; a key already kept stays as it was."""
+    for record in records:
+        tx.execute("insert_baseline", baseline_key=record.key, problem=record.problem, workload_uuid=record.workload,
+                   hardware=record.hardware, record_json=record.model_dump_json(exclude={"source"}),
+                   worker_id=worker_id)
+
+
+def baselines_for(tx: Tx, problem: str) -> list[BaselineRecord]:
+    """Every baseline kept for ``problem`` (a judge uses those whose key matches its own)."""
+    out = []
+    for row in tx.all("baselines_for_problem", problem=problem):
+        try:
+            out.append(BaselineRecord.model_validate_json(row["record_json"]))
+        except ValueError:
+            continue  # written by a newer solforge: this judge measures its own
+    return out

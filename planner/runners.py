@@ -17,12 +17,14 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from solforge.problems import FormatError, InfrastructureError, ProblemNotFound
 from solforge.sandbox.api import BuildReport, EvalEvent, EvalReport, EvalRequest
 
+from .gpus import Slot
 from .worker import Heartbeat, JobResult, JobSpec
 
 __all__ = ["SandboxRunner", "SubprocessRunner", "kill_process_tree"]
@@ -58,16 +60,62 @@ class SandboxRunner:
     """Runs jobs through solforge.sandbox: ``build_solution`` for compile jobs, ``evaluate`` otherwise.
 
     The leased slot decides the device: a CUDA slot sets ``device="cuda"`` and ``gpu_index``, a CPU
-    slot ``device="cpu"``. The sandbox is imported only when a job runs, so the planner stays light.
+    slot ``device="cpu"``. Each slot gets a warm judge (:class:`solforge.sandbox.warm.WarmJudge`),
+    started with the worker, so an evaluation pays neither torch's start-up nor its candidate
+    process's. The sandbox is imported only when a job runs or a judge starts, so the planner stays
+    light.
 
     Parameters
     ----------
     cache_dir
         Build and baseline cache used when a request names none.
+    warm
+        Keep a warm judge per slot; False starts a judge for every evaluation (as ``solforge eval``
+        does without a worker).
     """
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    leases_gpu_work = True
+    """The worker claims jobs without the slot's lease; :meth:`run` builds first, then leases."""
+
+    def __init__(self, cache_dir: Path | None = None, *, warm: bool = True) -> None:
         self.cache_dir = cache_dir
+        self.warm = warm
+        self._judges: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _judge_for(self, slot: Slot | None) -> Any:
+        """The slot's warm judge (started on first use), or None for one-shot evaluations."""
+        if not self.warm or slot is None:
+            return None
+        with self._lock:
+            judge = self._judges.get(slot.id)
+            if judge is None:
+                from solforge.sandbox.warm import WarmJudge
+
+                if slot.kind == "cuda":
+                    judge = WarmJudge(device="cuda", gpu_index=slot.index)
+                else:
+                    judge = WarmJudge(device="cpu")
+                self._judges[slot.id] = judge
+            return judge
+
+    def start(self, slots: Sequence[Slot]) -> None:
+        """Start every slot's warm judge now, so that the first job finds it up."""
+        for slot in slots:
+            judge = self._judge_for(slot)
+            if judge is not None:
+                try:
+                    judge.start()
+                except Exception as exc:  # the first job starts it again and reports what fails
+                    log.warning("slot %s: the warm judge did not start: %s", slot.id, exc)
+
+    def close(self) -> None:
+        """Stop the warm judges (and the candidate processes they keep ready)."""
+        with self._lock:
+            judges, self._judges = list(self._judges.values()), {}
+        for judge in judges:
+            with contextlib.suppress(Exception):
+                judge.close()
 
     def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
         """Run one job; see :class:`~solforge.planner.worker.JobRunner`."""
@@ -86,13 +134,21 @@ class SandboxRunner:
                 return self._compile(request, heartbeat, cancel)
             from solforge.sandbox.evaluate import evaluate
 
+            if job.gpu_lease is not None:
+                # Build before the lease (CPU work: the GPU stays free for another job), for the
+                # target the judge will ask for, so that its own build is a cache hit.
+                request = self._prebuild(request, job.slot, heartbeat, cancel)
+                if cancel.is_set():
+                    return JobResult.cancelled()
+
             def on_event(event: EvalEvent) -> None:
                 if event.kind == "progress":
                     heartbeat(event.message, done=event.done, total=event.total)
                 elif event.kind == "build" and event.build is not None:
                     heartbeat("built" if event.build.ok else "build failed")
 
-            report = evaluate(request, on_event=on_event, cancel=cancel)
+            with job.gpu_lease() if job.gpu_lease is not None else contextlib.nullcontext():
+                report = evaluate(request, on_event=on_event, cancel=cancel, judge=self._judge_for(job.slot))
         except InfrastructureError as exc:
             return JobResult.infra_error(str(exc), suspect_gpu=job.slot is not None)
         except (ProblemNotFound, FormatError) as exc:
@@ -100,6 +156,20 @@ class SandboxRunner:
         if cancel.is_set():
             return JobResult.cancelled()
         return JobResult.done(report)
+
+    def _prebuild(self, request: EvalRequest, slot: Slot | None, heartbeat: Heartbeat,
+                  cancel: threading.Event) -> EvalRequest:
+        """Build the solution into the cache now and pin the request to the target it was built for."""
+        from solforge.sandbox.build import resolve_target_arch
+
+        options = request.options
+        gpu = slot.index if slot is not None and slot.kind == "cuda" else None
+        arch = resolve_target_arch(options.target_arch, gpu) if gpu is not None or options.target_arch else None
+        pinned = request.model_copy(update={"options": options.model_copy(update={"target_arch": arch})})
+        built = self._compile(pinned, heartbeat, cancel)
+        if built.outcome == "infra_error":
+            raise InfrastructureError(built.error or "the build failed")
+        return pinned
 
     def _compile(self, request: EvalRequest, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
         """build_solution in a helper thread, so that a cancel returns at once.

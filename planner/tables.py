@@ -22,6 +22,7 @@ from sqlmodel import Field, SQLModel
 
 __all__ = [
     "AgentRow",
+    "BaselineRow",
     "EventRow",
     "GpuRow",
     "JobPayloadRow",
@@ -167,6 +168,27 @@ class RunRow(LedgerModel, table=True):
     speedup: float | None = None
     hardware: str | None = Field(default=None, max_length=128)
     trace_json: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: float
+
+
+class BaselineRow(LedgerModel, table=True):
+    """A measured baseline of one workload on one GPU model, shared by every worker and host.
+
+    ``baseline_key`` is :func:`solforge.sandbox.baseline.baseline_key`: it covers the definition, the
+    workload, the GPU model, the torch version, the timer and the way it was measured, so a judge
+    uses a record only when it would have measured the same thing.
+    """
+
+    __tablename__ = "baseline"
+    __table_args__ = (Index("ix_baseline_problem", "problem"),)
+
+    baseline_key: str = Field(primary_key=True, max_length=512)
+    problem: str = Field(max_length=256)
+    workload_uuid: str = Field(max_length=128)
+    hardware: str = Field(max_length=128)
+    record_json: str = Field(sa_column=Column(Text, nullable=False))
+    """The :class:`solforge.sandbox.api.BaselineRecord`."""
+    worker_id: str | None = Field(default=None, max_length=128)
     created_at: float
 
 

@@ -49,7 +49,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -67,6 +67,7 @@ __all__ = [
     "JobResult",
     "JobRunner",
     "JobSpec",
+    "LeaseCancelled",
     "Worker",
     "WorkerConfig",
     "run_worker_cli",
@@ -99,7 +100,15 @@ class JobSpec:
     timeout_s: float
     """The worker cancels the job at this many seconds."""
     slot: Slot | None
-    """The leased slot (None for compile jobs): run on this GPU, or on the CPU for a CPU slot."""
+    """The slot (None for compile jobs): run on this GPU, or on the CPU for a CPU slot."""
+    gpu_lease: Callable[[], contextlib.AbstractContextManager[None]] | None = None
+    """For a runner that leases its GPU work itself (``leases_gpu_work``): entering it waits for the
+    slot's lease (raising :class:`LeaseCancelled` when the job is cancelled meanwhile), leaving
+    it releases the lease. None when the slot was leased with the claim."""
+
+
+class LeaseCancelled(Exception):
+    """The job was cancelled while it waited for its slot's lease."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +164,11 @@ class JobRunner(Protocol):
 
         Must return promptly (a second or so) once ``cancel`` is set, after killing whatever it
         started. Exceptions are treated as infrastructure errors.
+
+        A runner whose ``leases_gpu_work`` attribute is True gets its job claimed without the slot's
+        lease and enters ``job.gpu_lease()`` around its GPU work only; other runners hold the lease
+        for the whole job. A runner may also have ``start(slots)`` (called when the worker starts)
+        and ``close()`` (when it stops), to keep processes warm.
         """
         ...
 
@@ -179,6 +193,10 @@ class WorkerConfig:
     """Health-check an idle slot at least this often (and always after an abnormal lease end)."""
     result_retry_s: float = 600.0
     """Keep retrying the write of a finished result this long while the database is away."""
+    lanes_per_gpu: int = 2
+    """Jobs a CUDA slot works on at once when the runner leases its GPU work itself: one builds and
+    starts while another holds the GPU's lease, so the GPU does not wait for builds. CPU slots keep
+    one (a build beside a CPU timing would disturb it)."""
 
     def __post_init__(self) -> None:
         if self.heartbeat_s <= 0 or self.lease_s < 2 * self.heartbeat_s:
@@ -188,6 +206,8 @@ class WorkerConfig:
             )
         if self.poll_s <= 0:
             raise ValueError(f"poll_s must be positive, got {self.poll_s}")
+        if self.lanes_per_gpu < 1:
+            raise ValueError(f"lanes_per_gpu must be at least 1, got {self.lanes_per_gpu}")
 
 
 @dataclass
@@ -205,6 +225,9 @@ class _Active:
     abandoned: bool = False
     progress_json: str | None = None
     progress_dirty: bool = False
+    leased_at: float = 0.0
+    lease_s: float = 0.0
+    """Seconds this job held its slot's lease (gated runners lease only their GPU work)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def stop(self, reason: Literal["owner", "timeout", "lost", "shutdown"]) -> None:
@@ -359,13 +382,17 @@ class Worker:
         self.ledger.connector.run(register, retry_s=self.ledger.retry_s)
         for slot in self.slots:
             self._record_health(slot)
+        start_runner = getattr(self.runner, "start", None)
+        if callable(start_runner):  # a runner that keeps processes warm starts them now
+            start_runner(self.slots)
         self._started = True
         self._maintenance = threading.Thread(
             target=self._maintenance_loop, name=f"solforge-maint-{self.id}", daemon=True
         )
         self._maintenance.start()
         for slot in self.slots:
-            self._spawn(self._slot_loop, slot, f"solforge-slot-{slot.id}")
+            for lane in range(self._lanes(slot)):
+                self._spawn(self._slot_loop, slot, f"solforge-slot-{slot.id}-{lane}")
         for i in range(self.compile_slots):
             self._spawn(self._slot_loop, None, f"solforge-compile-{i}")
         log.info(
@@ -397,6 +424,7 @@ class Worker:
         if not self._started:
             return
         self._stopping.set()
+        self.ledger.changes.notify()  # idle slot threads wake and see the stop
         drain_deadline = time.monotonic() + drain_s
         while self.active_jobs and time.monotonic() < drain_deadline:
             time.sleep(0.05)
@@ -411,6 +439,9 @@ class Worker:
         if self._maintenance is not None:
             self._maintenance.join(max(0.1, deadline - time.monotonic()))
         stuck = [t.name for t in self._threads if t.is_alive()]
+        close_runner = getattr(self.runner, "close", None)
+        if callable(close_runner):
+            close_runner()
         if stuck:
             log.error(
                 "worker %s: threads %s did not stop; their claims will expire and be retried elsewhere",
@@ -490,7 +521,7 @@ class Worker:
             return "ready"
         if row is None or row["status"] != "available":
             return "down"
-        if lease is not None:
+        if lease is not None and not self._gated:
             return "busy"
         stale = (
             time.monotonic() - self._last_health.get(slot.id, float("-inf")) > self.config.health_interval_s
@@ -498,6 +529,44 @@ class Worker:
         if (row["needs_check"] or stale) and not self._record_health(slot):
             return "down"
         return "ready"
+
+    @property
+    def _gated(self) -> bool:
+        """Whether the runner takes the slot's lease around its GPU work only."""
+        return bool(getattr(self.runner, "leases_gpu_work", False))
+
+    def _lanes(self, slot: Slot) -> int:
+        return self.config.lanes_per_gpu if self._gated and slot.kind == "cuda" else 1
+
+    def _lease_gate(self, active: _Active) -> Callable[[], contextlib.AbstractContextManager[None]]:
+        """The context a gated runner enters around its GPU work: wait for the lease, then release it."""
+
+        @contextlib.contextmanager
+        def gate() -> Iterator[None]:
+            claim = active.claim
+            while True:
+                if active.cancel.is_set():
+                    raise LeaseCancelled(f"job {claim.job_id} was stopped while it waited for {claim.gpu_id}")
+                seen = self.ledger.changes.generation
+                try:
+                    lease_id = self.ledger.connector.run(
+                        lambda tx: queue.acquire_lease(tx, claim, lease_s=self.config.lease_s), retry_s=5.0)
+                except (LedgerIntegrityError, LedgerError):
+                    lease_id = None  # another lease won the same instant, or the ledger is away: try again
+                if lease_id is not None:
+                    break
+                self.ledger.changes.wait(seen, min(0.25, self.config.poll_s))  # a release here wakes it
+            active.leased_at = time.monotonic()
+            try:
+                yield
+            finally:
+                with contextlib.suppress(LedgerError):
+                    self.ledger.connector.run(lambda tx: queue.release_lease(tx, claim, reason="gpu_done"),
+                                              retry_s=self.config.lease_s / 2)
+                active.lease_s += time.monotonic() - active.leased_at
+                self.ledger.changes.notify()  # the slot's other lane may take it now
+
+        return gate
 
     def _claim(self, slot: Slot | None) -> queue.Claim | None:
         token = uuid.uuid4().hex
@@ -511,6 +580,7 @@ class Worker:
                     token=token,
                     lease_s=self.config.lease_s,
                     fair_window_s=self.config.fair_window_s,
+                    lease=not self._gated,
                 ),
                 retry_s=0,
             )
@@ -522,6 +592,7 @@ class Worker:
         failures = 0
         just_finished = False
         while not self._stopping.is_set():
+            seen = self.ledger.changes.generation
             try:
                 # Straight after a job the slot is known healthy and free: try the claim at once (it
                 # re-checks everything itself), which halves the hand-off while jobs are waiting.
@@ -548,7 +619,8 @@ class Worker:
                 self._stopping.wait(delay)
                 continue
             if claim is None:
-                self._stopping.wait(self.config.poll_s * (0.5 + rng.random()))
+                # Until the next poll, or at once when this process queues a job (or stops).
+                self.ledger.changes.wait(seen, self.config.poll_s * (0.5 + rng.random()))
                 continue
             self._execute(claim, slot)
             just_finished = True
@@ -580,6 +652,8 @@ class Worker:
                     active, lambda tx: queue.finish(tx, claim, status="failed", result_json=None, error=error)
                 )
                 return
+            if claim.kind != "compile":
+                request = self._with_known_baselines(request, claim.problem)
             spec = JobSpec(
                 id=claim.job_id,
                 kind=claim.kind,  # type: ignore[arg-type]
@@ -590,9 +664,12 @@ class Worker:
                 max_attempts=claim.max_attempts,
                 timeout_s=claim.timeout_s,
                 slot=slot,
+                gpu_lease=self._lease_gate(active) if slot is not None and self._gated else None,
             )
             try:
                 result = self.runner.run(spec, active.heartbeat, active.cancel)
+            except LeaseCancelled:
+                result = JobResult.cancelled()
             except Exception as exc:  # by contract a runner reports candidate failures as results
                 log.exception("job %s: the runner raised", claim.job_id, extra={"action": "job_run"})
                 result = JobResult.infra_error(
@@ -603,6 +680,15 @@ class Worker:
         finally:
             with self._lock:
                 self._active.pop(claim.job_id, None)
+
+    def _with_known_baselines(self, request: EvalRequest, problem: str) -> EvalRequest:
+        """The request with the baselines the ledger keeps for its problem, so none is timed twice."""
+        try:
+            known = self.ledger.connector.run(lambda tx: queue.baselines_for(tx, problem), write=False, retry_s=5.0)
+        except LedgerError as exc:  # the judge then measures (or finds them in its own cache)
+            log.warning("could not read the baselines of %s: %s", problem, exc, extra={"action": "baselines"})
+            return request
+        return request.model_copy(update={"baselines": known}) if known else request
 
     def _settle(self, active: _Active, request: EvalRequest, result: JobResult) -> None:
         claim = active.claim
@@ -655,8 +741,12 @@ class Worker:
         error: str | None,
         runs: list[dict[str, Any]] | None = None,
         submission: dict[str, Any] | None = None,
+        report: EvalReport | None = None,
     ) -> Callable[[Tx], object]:
         def op(tx: Tx) -> object:
+            if isinstance(report, EvalReport) and report.baselines:
+                # Kept even when the claim was lost: a measured baseline is true whoever measured it.
+                queue.record_baselines(tx, report.baselines, worker_id=self.id)
             outcome = queue.finish(
                 tx,
                 active.claim,
@@ -734,11 +824,12 @@ class Worker:
             if claim.kind == "submit"
             else None
         )
-        return self._finish_op(active, "done", report.model_dump_json(), None, runs, submission)
+        return self._finish_op(active, "done", report.model_dump_json(), None, runs, submission, report)
 
     def _write(self, active: _Active, op: Callable[[Tx], object]) -> None:
         try:
             self.ledger.connector.run(op, retry_s=self.config.result_retry_s)
+            self.ledger.changes.notify()  # a tool waiting for this job in this process looks now
         except LedgerError as exc:
             log.error(
                 "job %s: could not record its outcome (%s); its claim will expire and the job will run again",

@@ -100,6 +100,29 @@ class WorkloadSummary(SandboxModel):
     speedup: float | None = None
 
 
+class BaselineRecord(SandboxModel):
+    """The measured baseline of one workload on one GPU model, shared by every judge that matches it.
+
+    ``key`` decides who may use it: it covers the problem's definition (reference and axes), the
+    workload, the GPU model, the torch version and the timer (:func:`solforge.sandbox.baseline.baseline_key`).
+    """
+
+    key: str
+    problem: str
+    workload: str
+    hardware: str
+    """The GPU's name (``torch.cuda.get_device_name``), or 'cpu'."""
+    eager_ms: float | None = None
+    compiled_ms: float | None = None
+    baseline_ms: float
+    """T_b: the faster of the two."""
+    eager_error: str | None = None
+    """Why the eager reference could not be timed (the end of its error, where the cause is)."""
+    compiled_error: str | None = None
+    source: str = "measured"
+    """measured (by this judge), cache (this machine's baseline cache), ledger or table (shipped)."""
+
+
 class EvalReport(SandboxModel):
     """Everything one evaluation produced."""
 
@@ -114,6 +137,10 @@ class EvalReport(SandboxModel):
     """False when the solution was only compiled (no GPU for a GPU-only language, or compile_only)."""
     note: str | None = None
     seconds: float = 0.0
+    baselines: list[BaselineRecord] = Field(default_factory=list)
+    """Baselines this evaluation measured (not those it found): the caller shares them (the ledger)."""
+    phases: dict[str, float] = Field(default_factory=dict)
+    """Seconds spent in each phase (start, build, load, workloads, baseline), for turnaround figures."""
 
     @property
     def all_passed(self) -> bool:
@@ -147,12 +174,15 @@ class EvalRequest(SandboxModel):
     """A catalogue name or a problem folder path."""
     solution: Solution
     options: EvalOptions = Field(default_factory=EvalOptions)
+    baselines: list[BaselineRecord] = Field(default_factory=list)
+    """Baselines known to the caller (the ledger's, for this problem): the judge times none of these again."""
 
 
 class EvalEvent(SandboxModel):
     """One line the judge writes on stdout: progress, a trace, or the final report."""
 
-    kind: Literal["progress", "build", "trace", "report", "error"]
+    kind: Literal["progress", "build", "trace", "report", "error", "ready"]
+    """``ready``: the judge is warm and waits for the next request (a warm judge's first line)."""
     message: str | None = None
     done: int | None = None
     total: int | None = None

@@ -2,58 +2,116 @@
 
 T_b is the faster of the eager reference and the reference under torch.compile, each run as a
 solution in a process started exactly like the candidate's and timed by the same harness (timer,
-fresh pointers, L2 flush), so the baseline and the candidate are measured under equal conditions. It is
-cached per (problem, definition hash, workload, GPU, torch version, timer) because a torch.compile
-of every workload costs minutes the first time and nothing after.
+fresh pointers, L2 flush), so the baseline and the candidate are measured under equal conditions.
+
+A baseline is measured once per (definition, workload, GPU model, torch version, timer) and kept:
+
+- :class:`BaselineStore` answers from, in order, the records the caller passed in (the ledger's,
+  shared by every worker and host), this machine's cache (``<cache>/baselines/<problem>.json``) and
+  the tables shipped with the catalogue; what it measures goes to the cache and back to the caller,
+  which shares it;
+- :class:`BaselineTimer` measures what none of them has, in trusted processes of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
 import statistics
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import solforge.problems as problems_package
 from solforge.problems import Definition, Performance, Solution, SourceFile, Workload, reference_solution
 
+from .api import BaselineRecord
+
 if TYPE_CHECKING:
-    from .judge import Judge
+    from .processes import CandidateProcess
 
 BASELINE_WARMUP = 5
 BASELINE_ITERATIONS = 30
+ERROR_CHARS = 1500
+"""How much of a failed variant's error is kept: its end, where the cause is."""
+RECIPE = "b2"
+"""Bumped when the way a baseline is measured changes, so that older records are measured again
+(b2: torch.compile no longer depends on inductor's worker pool, which failed from the third shape on)."""
 
 
-def _cache_file(judge: Judge) -> Path:
-    return judge.cache_dir / "baselines" / f"{judge.problem.name}.json"
+def definition_digest(definition: Definition) -> str:
+    """What of the definition a baseline depends on: its reference and its axes."""
+    axes = json.dumps(definition.to_json_dict()["axes"], sort_keys=True)
+    return hashlib.sha256((definition.reference + axes).encode()).hexdigest()[:16]
 
 
-def _cache_key(judge: Judge, workload: Workload, timer: str) -> str:
-    import torch
-
-    definition = judge.problem.definition
-    digest = hashlib.sha256((definition.reference + json.dumps(definition.to_json_dict()["axes"], sort_keys=True)).encode())
-    return "|".join([digest.hexdigest()[:16], workload.uuid, json.dumps(workload.axes, sort_keys=True),
-                     judge.env.hardware, torch.__version__, timer])
+def baseline_key(definition: Definition, workload: Workload, hardware: str, torch_version: str, timer: str) -> str:
+    """The identity of one baseline; two judges that compute the same key may share the record."""
+    return "|".join([definition_digest(definition), workload.uuid, json.dumps(workload.axes, sort_keys=True),
+                     hardware, torch_version, timer, RECIPE])
 
 
-def _read_cache(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
+def tail(text: str, limit: int = ERROR_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def _write_cache(path: Path, key: str, value: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = _read_cache(path)
-    data[key] = value
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
+class BaselineStore:
+    """Baseline records of one problem: the caller's, this machine's cache, the shipped tables.
+
+    Parameters
+    ----------
+    cache_file
+        This machine's cache for the problem (a JSON object of records by key).
+    known
+        Records from the caller (the ledger); they take precedence over the cache.
+    shipped
+        Records from the tables shipped with the catalogue, used when nothing else has the key.
+    """
+
+    def __init__(self, cache_file: Path, known: Iterable[BaselineRecord] = (),
+                 shipped: Iterable[BaselineRecord] = ()) -> None:
+        self.cache_file = cache_file
+        self._known = {r.key: r.model_copy(update={"source": "ledger"}) for r in known}
+        self._shipped = {r.key: r.model_copy(update={"source": "table"}) for r in shipped}
+        self.measured: list[BaselineRecord] = []
+        """What this store measured in its lifetime (the caller shares these)."""
+
+    def _read_cache(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.cache_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, key: str) -> BaselineRecord | None:
+        if key in self._known:
+            return self._known[key]
+        cached = self._read_cache().get(key)
+        if isinstance(cached, dict):
+            try:
+                return BaselineRecord.model_validate({**cached, "source": "cache"})
+            except ValueError:
+                pass  # an entry of an older format: measure again
+        return self._shipped.get(key)
+
+    def has(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def put(self, record: BaselineRecord) -> None:
+        """Keep a new measurement in this machine's cache (atomically) and in :attr:`measured`."""
+        self.measured.append(record)
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        data = self._read_cache()
+        data[record.key] = record.model_dump(mode="json", exclude={"source"})
+        fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, self.cache_file)
 
 
 def baseline_solutions(definition: Definition) -> dict[str, Solution]:
@@ -75,88 +133,135 @@ def baseline_solutions(definition: Definition) -> dict[str, Solution]:
     return {"eager": eager, "compiled": compiled}
 
 
-def _time_variant(judge: Judge, variant: str, solution: Solution, inputs: list[Any], buffers: list[Any],
-                  specs: list[list[Any]], timer: str) -> float | str:
-    """Median latency (ms) of one baseline variant in its own process, or the reason it failed."""
-    from .build import build_solution
+OpenProcess = Callable[[Solution, str], "tuple[CandidateProcess, dict[str, Any]] | str"]
+"""Starts a trusted process for a baseline solution and loads it: (process, load answer), or why not."""
 
-    proc = judge.baseline_procs.get(variant)
-    if proc is None or not proc.alive:
-        build = build_solution(solution, target_arch=judge.target_arch(), cache_dir=judge.cache_dir,
-                               timeout_s=judge.options.compile_timeout_s)
-        if not build.ok:
-            return f"build failed: {build.log[:300]}"
-        proc, answer = judge.open_process(solution, build, f"baseline-{variant}", trusted=True)
-        judge.baseline_procs[variant] = proc
+
+class BaselineTimer:
+    """Times the eager and compiled reference of a problem, each in a trusted process kept for the
+    problem's later workloads.
+
+    Parameters
+    ----------
+    definition
+        The problem's definition (its reference becomes the two baseline solutions).
+    open_process
+        Builds and loads a baseline solution in a process started like the candidate's.
+    cuda
+        Whether the GPU is used (the CPU times only the eager variant: inductor on the CPU needs
+        minutes per shape for no useful number).
+    timeout_s
+        Limit of one variant's timing on one workload.
+    """
+
+    def __init__(self, definition: Definition, open_process: OpenProcess, *, cuda: bool, timeout_s: float) -> None:
+        self.variants = baseline_solutions(definition)
+        if not cuda:
+            del self.variants["compiled"]
+        self.open_process = open_process
+        self.cuda = cuda
+        self.timeout_s = timeout_s
+        self.procs: dict[str, CandidateProcess] = {}
+
+    def _time_variant(self, variant: str, inputs: list[Any], buffers: list[Any], specs: list[list[Any]],
+                      timer: str) -> float | str:
+        """Median latency (ms) of one variant, or the reason it failed."""
+        proc = self.procs.get(variant)
+        if proc is None or not proc.alive:
+            opened = self.open_process(self.variants[variant], f"baseline-{variant}")
+            if isinstance(opened, str):
+                return opened
+            proc, answer = opened
+            self.procs[variant] = proc
+            if not answer.get("ok"):
+                return f"load failed: {tail(answer.get('error', ''))}"
+        answer, _ = proc.request(
+            {"cmd": "time", "inputs": inputs, "outputs": buffers, "output_specs": specs,
+             "warmup": BASELINE_WARMUP if self.cuda else 1, "iterations": BASELINE_ITERATIONS if self.cuda else 5,
+             "check_at": -1, "timer": timer},
+            self.timeout_s, cuda_ipc=self.cuda,
+        )
         if not answer.get("ok"):
-            return f"load failed: {answer.get('error', '')[:300]}"
-    cuda = judge.device.type == "cuda"
-    answer, _ = proc.request(
-        {"cmd": "time", "inputs": inputs, "outputs": buffers, "output_specs": specs,
-         "warmup": BASELINE_WARMUP if cuda else 1, "iterations": BASELINE_ITERATIONS if cuda else 5,
-         "check_at": -1, "timer": timer},
-        max(judge.options.run_timeout_s, 600.0), cuda_ipc=cuda,
-    )
-    if not answer.get("ok"):
-        return f"{answer.get('status')}: {answer.get('error', '')[:300]}"
-    return statistics.median(float(t) for t in answer["measurement"]["times_ms"])
+            return f"{answer.get('status')}: {tail(answer.get('error', ''))}"
+        return statistics.median(float(t) for t in answer["measurement"]["times_ms"])
+
+    def measure(self, key: str, problem: str, workload: Workload, hardware: str, inputs: list[Any],
+                buffers: list[Any], specs: list[list[Any]], timer: str) -> BaselineRecord:
+        fields: dict[str, Any] = {}
+        for name in self.variants:
+            measured = self._time_variant(name, inputs, buffers, specs, timer)
+            fields[f"{name}_error" if isinstance(measured, str) else f"{name}_ms"] = measured
+        times = [v for k, v in fields.items() if k.endswith("_ms")]
+        if not times:
+            raise RuntimeError(f"the reference could not be timed as a baseline: {fields}")
+        return BaselineRecord(key=key, problem=problem, workload=workload.uuid, hardware=hardware,
+                              baseline_ms=min(times), **fields)
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            proc.discard()
+        self.procs.clear()
 
 
-def measure_baseline(judge: Judge, workload: Workload, inputs: list[Any], buffers: list[Any],
-                     specs: list[list[Any]], timer: str) -> dict[str, Any]:
-    """Eager and compiled reference latencies (ms) for one workload, from the cache when present."""
-    path, key = _cache_file(judge), _cache_key(judge, workload, timer)
-    cached = _read_cache(path).get(key)
-    if cached:
-        return cached
-    variants = baseline_solutions(judge.problem.definition)
-    if judge.device.type != "cuda":
-        del variants["compiled"]  # inductor on the CPU needs minutes per shape for no useful number
-    result: dict[str, Any] = {}
-    for name, solution in variants.items():
-        measured = _time_variant(judge, name, solution, inputs, buffers, specs, timer)
-        if isinstance(measured, str):
-            result[f"{name}_error"] = measured
-        else:
-            result[f"{name}_ms"] = measured
-    times = [v for k, v in result.items() if k.endswith("_ms")]
-    if not times:
-        raise RuntimeError(f"the reference could not be timed as a baseline: {result}")
-    result["baseline_ms"] = min(times)
-    _write_cache(path, key, result)
-    return result
+TABLES_DIR = Path(problems_package.__file__).resolve().parent / "baselines"
+"""Baseline tables shipped with the catalogue: one ``<gpu>.jsonl`` of records per GPU model."""
 
 
-def attach_scores(judge: Judge, workload: Workload, sizes: dict[str, int], perf: Performance,
-                  inputs: list[Any], buffers: list[Any], specs: list[list[Any]],
-                  warnings: list[str] | None = None) -> str | None:
+def table_name(hardware: str) -> str:
+    """The file name of a GPU model's table: ``NVIDIA H200`` -> ``nvidia-h200.jsonl``."""
+    return "-".join("".join(c if c.isalnum() else " " for c in hardware.lower()).split()) + ".jsonl"
+
+
+@functools.cache
+def _table(path: Path) -> dict[str, list[BaselineRecord]]:
+    by_problem: dict[str, list[BaselineRecord]] = {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return by_problem
+    for line in lines:
+        if line.strip():
+            with contextlib.suppress(ValueError):
+                record = BaselineRecord.model_validate_json(line)
+                by_problem.setdefault(record.problem, []).append(record)
+    return by_problem
+
+
+def shipped_records(problem: str, hardware: str, tables_dir: Path | None = None) -> list[BaselineRecord]:
+    """The shipped baselines of ``problem`` on ``hardware`` (empty when no table ships for that GPU).
+
+    Records are used only when their key matches the judge's own, so a table measured with another
+    torch version or timer is never applied (the judge measures, and says so, as without a table).
+    """
+    folder = tables_dir if tables_dir is not None else Path(os.environ.get("SOLFORGE_BASELINE_TABLES") or TABLES_DIR)
+    return list(_table(folder / table_name(hardware)).get(problem, []))
+
+
+def attach_scores(perf: Performance, baseline: BaselineRecord | None, *, counts: Any, hardware: str,
+                  calibration_dir: Path, warnings: list[str] | None = None) -> str | None:
     """Fill the baseline and speed-of-light fields of ``perf``; return a REWARD_HACK verdict or None.
 
-    A baseline variant that could not be timed is named in ``warnings`` (the trace's log): a
-    speedup over the eager reference alone reads very differently from one over torch.compile.
+    ``counts`` are the workload's FLOPs and bytes (None on the CPU, which gets no speed-of-light
+    figures). A baseline variant that could not be timed is named in ``warnings`` (the trace's log):
+    a speedup over the eager reference alone reads very differently from one over torch.compile.
     """
     from . import score
 
-    if judge.options.time_baseline:
-        baseline = measure_baseline(judge, workload, inputs, buffers, specs, judge.options.timer)
+    if baseline is not None:
         if warnings is not None:
-            warnings += [f"baseline: the {key.removesuffix('_error')} reference was not timed ({value[:300]}); "
-                         "the baseline is the other variant" for key, value in baseline.items()
-                         if key.endswith("_error")]
-        perf.reference_latency_ms = baseline.get("eager_ms")
-        perf.baseline_latency_ms = baseline["baseline_ms"]
-        eager = baseline.get("eager_ms")
+            warnings += [f"baseline: the {name} reference was not timed ({error}); the baseline is the other variant"
+                         for name, error in (("eager", baseline.eager_error), ("compiled", baseline.compiled_error))
+                         if error]
+        perf.reference_latency_ms = baseline.eager_ms
+        perf.baseline_latency_ms = baseline.baseline_ms
+        eager = baseline.eager_ms
         perf.speedup_factor = eager / perf.latency_ms if eager and perf.latency_ms > 0 else None
-        perf.speedup = score.speedup(baseline["baseline_ms"], perf.latency_ms)
-    if judge.device.type != "cuda":
+        perf.speedup = score.speedup(baseline.baseline_ms, perf.latency_ms)
+    if counts is None:
         return None  # CPU timings carry no speed-of-light score
-    from solforge.problems.counting import count_workload
-
     from .hardware import datasheet_peaks, match_spec, resolve_peaks
 
-    named = dict(zip(judge.problem.definition.inputs, inputs, strict=True))
-    counts = count_workload(judge.problem.definition, sizes, named)
-    peaks = resolve_peaks(judge.env.hardware, judge.cache_dir / "calibration")
+    peaks = resolve_peaks(hardware, calibration_dir)
     if peaks is None:
         return None
     estimate = score.sol_time(counts, peaks)
@@ -168,7 +273,7 @@ def attach_scores(judge: Judge, workload: Workload, sizes: dict[str, int], perf:
     # The hack check uses the datasheet, never a calibration: a kernel may legitimately beat what torch
     # reached during calibration, but not what the silicon can do. Outputs small enough to stay in L2
     # are forgiven their DRAM write (physical_floor_ms).
-    spec = match_spec(judge.env.hardware)
+    spec = match_spec(hardware)
     if spec is None:
         return None
     floor_ms = score.physical_floor_ms(counts, datasheet_peaks(spec))

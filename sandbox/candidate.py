@@ -353,6 +353,30 @@ def _is_sticky(exc: BaseException) -> bool:
                                    "misaligned address", "illegal instruction", "CUDA error"))
 
 
+def _warm_up(device: str) -> None:
+    """Import what loading a solution and timing it need: torch and CUDA, the harness, the timer's
+    CUPTI, and the kernel languages' own packages (library code, never the solution's)."""
+    import contextlib
+
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.init()
+        torch.empty(1, device=device)
+    import safetensors.torch  # noqa: F401
+
+    from solforge.problems import inputs  # noqa: F401
+
+    from . import build, timing  # noqa: F401
+
+    timing.cupti_available()
+    with contextlib.suppress(Exception):
+        import triton  # noqa: F401
+    if device.startswith("cuda"):
+        with contextlib.suppress(Exception):
+            import cutlass.cute  # noqa: F401
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solforge candidate process (started by the judge)")
     parser.add_argument("--fd", type=int, required=True)
@@ -365,12 +389,10 @@ def main(argv: list[str] | None = None) -> int:
         # and seccomp (no namespace changes, no ptrace). Only what could not be applied is reported.
         notes = [n for n in defences.confine_process(defences.writable_folders(Path.cwd()))
                  if not n.startswith(("landlock ABI", "seccomp:"))]
-    # Start torch and the CUDA context while the judge is still building and preparing inputs: the
-    # judge starts this process before it needs it, and the first command then finds it warm.
-    import torch
-
-    if args.device.startswith("cuda"):
-        torch.cuda.init()
+    # Start torch, the CUDA context and the harness while the judge is still building and preparing
+    # inputs (or, for a warm judge's spare, before the evaluation exists): the first command then
+    # finds this process warm. Nothing of the solution is here yet.
+    _warm_up(args.device)
     sock = socket.socket(fileno=args.fd)
     # The solution's prints must not reach the judge's channel; they land in the log the judge tails.
     sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(2), "wb"), write_through=True)

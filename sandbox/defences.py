@@ -58,9 +58,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from solforge.problems import Solution, Workload
-
-    from .judge import Judge
+    from solforge.problems import Solution
 
 __all__ = [
     "DEFENCES_ENV",
@@ -68,7 +66,6 @@ __all__ = [
     "Finding",
     "FreshInputs",
     "Integrity",
-    "baseline_cached",
     "confine_process",
     "defences_enabled",
     "reject_message",
@@ -1226,36 +1223,8 @@ def confine_process(writable: Sequence[str | Path]) -> list[str]:
 
 
 # =============================================================================================
-# Judge-side helpers
+# Reporting
 # =============================================================================================
-
-
-def baseline_cached(judge: Judge, workload: Workload, timer: str) -> bool:
-    """Whether the judge already has this workload's baseline (so no reference timing follows).
-
-    When it does not, the judge stops the candidate before timing the reference: a candidate left
-    alive could keep the GPU busy from a native thread and slow the baseline down (baseline
-    sabotage). The candidate restarts for the next workload.
-    """
-    from . import baseline
-
-    try:
-        return bool(baseline._read_cache(baseline._cache_file(judge)).get(baseline._cache_key(judge, workload, timer)))
-    except Exception:
-        return False
-
-
-def regen_recipe(judge: Judge, workload: Workload, sizes: Mapping[str, int]) -> dict[str, Any]:
-    """What :class:`FreshInputs` needs to draw inputs for ``workload`` in the candidate."""
-    folder = judge.problem.folder
-    return {"definition": judge.problem.definition.to_json_dict(), "workload": workload.to_json_dict(),
-            "sizes": dict(sizes), "folder": str(folder) if folder is not None else None}
-
-
-def check_seed() -> int:
-    """A fresh secret seed for the inputs of the checked timed call (never the evaluation's seed,
-    which a caller may have chosen)."""
-    return secrets.randbits(62)
 
 
 def describe_findings(findings: Sequence[Finding], limit: int = 4) -> list[str]:

@@ -1,25 +1,36 @@
 """The judge process: trusted, holds the seed, the inputs' recipe and the reference outputs.
 
-Started by :func:`solforge.sandbox.evaluate.evaluate` with an :class:`EvalRequest` on stdin; writes
-one :class:`EvalEvent` per line on stdout. For each workload it generates fresh inputs, runs the
-reference, hands the inputs (and output buffers) to the candidate process, compares what comes
-back, and asks the candidate to time its call. Reference outputs are allocated outside the memory
-pool that is shared with the candidate, so no IPC handle the candidate holds reaches them.
+It runs in one of two ways:
+
+- **one evaluation** (``python -m solforge.sandbox.judge``): an :class:`EvalRequest` on stdin, one
+  :class:`EvalEvent` per line on stdout, then exit (``solforge eval`` with no worker running);
+- **warm** (``python -m solforge.sandbox.judge --serve``): a ``ready`` event, then one request per
+  line on stdin, each answered with its events and a final ``report`` (or ``error``). torch, CUDA and
+  CUPTI load once; problems, their reference modules and FLOP counts stay loaded; a spare candidate
+  process is started after each evaluation, so the next one finds its process up (see
+  :class:`~solforge.sandbox.processes.SparePool`). A worker keeps one per GPU (:mod:`.warm`).
+
+For each workload the judge generates fresh inputs, runs the reference, hands the inputs (and output
+buffers) to the candidate process, compares what comes back, and asks the candidate to time its
+call. Reference outputs are allocated outside the memory pool that is shared with the candidate, so
+no IPC handle the candidate holds reaches them; the seed of every evaluation is drawn anew.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
 import os
 import secrets
-import socket
-import subprocess
+import shutil
+import statistics
 import sys
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from solforge.problems import (
     Correctness,
@@ -35,15 +46,21 @@ from solforge.problems import (
     load_problem,
 )
 
-from . import channel, defences
-from .api import BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
+from . import defences, jit_cache
+from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
+from .baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
 from .correctness import Check, compare_outputs
+from .processes import CandidateProcess, ProcessProfile, SparePool
 from .timing import interquartile_range
 
 CANDIDATE_START_TIMEOUT_S = 120.0
 """Importing torch and a solution (a CuTe DSL compile included) within this, or TIMEOUT."""
 HELD_OUT_WORKLOADS = 2
 """Extra workloads at unseen sizes added at submission, against shape specialisation."""
+REPEAT_TIMEOUT_S = 15.0
+"""After a workload hung, the next one gets this long (or four times the slowest passing workload,
+whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
+BASELINE_TIMEOUT_S = 600.0
 
 
 _events = sys.stdout
@@ -123,165 +140,63 @@ def held_out_workloads(problem: Problem, count: int, rng: secrets.SystemRandom) 
     return out
 
 
-class CandidateProcess:
-    """The candidate's process and the judge's end of the socket."""
-
-    def __init__(self, solution: Solution, options: EvalOptions, device: str, scratch: Path) -> None:
-        from . import isolation
-
-        self.sock, child = socket.socketpair()
-        self.defences = defences.defences_enabled(submission=options.submission)
-        home = scratch / "home"  # the only folder the candidate may write in
-        home.mkdir(parents=True, exist_ok=True)
-        self.log_path = scratch / "candidate.log"
-        self._log = self.log_path.open("ab")
-        spec = solution.spec
-        extra_env = {"TRITON_INTERPRET": "1"} if device == "cpu" and spec.language is Language.triton else {}
-        # Where solforge's own dependencies live when they are not in site-packages (a --target install).
-        if os.environ.get("PYTHONPATH"):
-            extra_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        env = isolation.scrubbed_env(extra_env, gpu_index=None, scratch_dir=home)
-        # The judge's CUDA_VISIBLE_DEVICES is already narrowed to the one GPU of this evaluation.
-        if device.startswith("cuda"):
-            env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
-        self.proc = isolation.spawn_isolated(
-            [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
-             "--defences", "on" if self.defences else "off", "--device", device],
-            cwd=home,
-            env=env,
-            memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
-            pass_fds=(child.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=self._log,
-        ).popen
-        child.close()
-
-    def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool) -> tuple[dict[str, Any], bytes | None]:
-        """Send one command and wait for its answer, killing the process on timeout."""
-        self.sock.settimeout(timeout_s)
-        nonce = None
-        if self.defences:
-            if self._unread_bytes():
-                self.kill()
-                return {"ok": False, "status": "REWARD_HACK", "error": "the candidate wrote to the result channel "
-                        "outside an answer (a forged answer)"}, None
-            nonce = secrets.token_hex(8)
-            cmd = {**cmd, "nonce": nonce}
-        try:
-            channel.send_pickle(self.sock, cmd, cuda_ipc=cuda_ipc)
-            answer = channel.recv_json(self.sock)
-            if nonce is not None and answer.get("nonce") != nonce:
-                self.kill()
-                return {"ok": False, "status": "REWARD_HACK", "error": "an answer on the result channel did not "
-                        "carry this command's nonce: it was forged by the solution"}, None
-            blob = None
-            if answer.get("has_blob"):
-                kind, blob = channel.recv_frame(self.sock)
-                if kind != channel.KIND_BYTES:
-                    raise ValueError(f"expected an output blob, got frame kind {kind!r}")
-            return answer, blob
-        except TimeoutError:
-            self.kill()
-            return {"ok": False, "status": "TIMEOUT", "error": f"the call did not finish within {timeout_s:.0f} s; "
-                    "the candidate process tree was killed"}, None
-        except (channel.ChannelClosed, ConnectionError, OSError, ValueError) as exc:
-            try:  # a closed channel usually means the process is exiting: wait a moment to say how it ended
-                code: int | None = self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                code = None
-            self.kill()
-            tail = self.log_tail()
-            return {"ok": False, "status": "RUNTIME_ERROR", "error": f"the candidate process died ({_describe_exit(code)}; "
-                    f"{type(exc).__name__}). Last output:\n{tail}"}, None
-
-    def _unread_bytes(self) -> bool:
-        """Whether the candidate sent something nobody asked for (checked before each command)."""
-        import select
-
-        try:
-            readable, _, _ = select.select([self.sock], [], [], 0)
-            return bool(readable) and bool(self.sock.recv(1, socket.MSG_PEEK))
-        except OSError:
-            return False  # a closed channel is a death, which the request itself reports
-
-    def log_tail(self, limit: int = 2000) -> str:
-        with contextlib.suppress(OSError):
-            data = self.log_path.read_bytes()[-limit:]
-            return data.decode("utf-8", "replace")
-        return ""
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill(self) -> None:
-        from . import isolation
-
-        isolation.kill_tree(self.proc.pid)
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=10)
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(OSError):
-            self._log.close()
-
-    def close(self) -> None:
-        if self.alive:
-            with contextlib.suppress(Exception):
-                self.sock.settimeout(5)
-                channel.send_pickle(self.sock, {"cmd": "exit"}, cuda_ipc=False)
-                self.proc.wait(timeout=5)
-        self.kill()
+def guess_device(options: EvalOptions) -> str:
+    """The candidates' device, guessed before torch is imported (so the first candidate process can
+    start at once); :class:`JudgeState` corrects a wrong guess."""
+    if options.device == "cpu" or os.environ.get("CUDA_VISIBLE_DEVICES") == "":
+        return "cpu"
+    if options.device == "cuda" or Path("/dev/nvidiactl").exists():
+        return "cuda:0"
+    return "cpu"
 
 
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        import signal
-
-        with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-code).name}"
-        return f"killed by signal {-code}"
-    return f"exit code {code}"
+def profile_for(options: EvalOptions, device: str) -> ProcessProfile:
+    return ProcessProfile(
+        device=device,
+        defences=defences.defences_enabled(submission=options.submission),
+        memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
+    )
 
 
-class Judge:
-    """Evaluates one solution on a problem's workloads."""
+@dataclass
+class _Loaded:
+    """A problem as a judge keeps it between evaluations."""
 
-    def __init__(self, request: EvalRequest) -> None:
+    problem: Problem
+    reference: Any
+    signature: tuple[Any, ...]
+
+
+class JudgeState:
+    """What one judge process keeps between evaluations: torch and the GPU, the shared memory pool,
+    loaded problems, and the spare candidate process.
+
+    Parameters
+    ----------
+    device
+        ``auto``, ``cuda`` or ``cpu``, as in :class:`EvalOptions`.
+    root
+        Folder for the candidate processes' folders and every evaluation's scratch.
+    """
+
+    def __init__(self, device: str, root: Path, *, spares: SparePool | None = None, warm: bool = False) -> None:
         import torch
 
-        self.request = request
-        self.options = request.options
-        self.problem = load_problem(request.problem)
-        self.solution = request.solution
-        use_cuda = self.options.device in ("auto", "cuda") and torch.cuda.is_available()
-        if self.options.device == "cuda" and not use_cuda:
+        self.warm = warm
+        """Whether this process serves many evaluations (then it cleans up after each report)."""
+        use_cuda = device in ("auto", "cuda") and torch.cuda.is_available()
+        if device == "cuda" and not use_cuda:
             raise RuntimeError("device=cuda was asked for but no CUDA GPU is visible")
         self.device = torch.device("cuda:0" if use_cuda else "cpu")
-        self.scratch = Path(os.environ.get("SOLFORGE_SCRATCH", "/tmp"))
-        self.spares: dict[str, CandidateProcess] = {}
-        """Processes started ahead of their load command, by label (see :meth:`prestart_candidate`)."""
-        if self.runs_solution():
-            self.prestart_candidate()  # first thing: it starts up while the rest of this is set up
+        self.root = root
+        self.spares = spares or SparePool(root)
         self.env = environment(self.device)
-        self.cache_dir = default_cache_dir(self.options)
-        self.rng = secrets.SystemRandom()
-        self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
-        self.candidate: CandidateProcess | None = None
-        self.load_failure: tuple[Status, str] | None = None
-        self.baseline_procs: dict[str, CandidateProcess | None] = {}
-        self.defences = defences.defences_enabled(submission=self.options.submission)
-        self.static_warnings: list[str] = []
-        self.build: BuildReport | None = None
-        from solforge.problems.reference import load_reference_module
-
-        self.reference = load_reference_module(self.problem.definition)
         self.shared_pool = None
+        self._problems: dict[str, _Loaded] = {}
+        self.evaluations = 0
         if self.device.type == "cuda":
-            if self.defences and "expandable_segments:true" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower():
+            torch.empty(1, device=self.device)  # the context, once
+            if "expandable_segments:true" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower():
                 # Expandable segments travel over CUDA IPC as file descriptors the consumer takes with
                 # pidfd_getfd, which the confined candidate may not do (Landlock, seccomp): keep classic
                 # segments, whose IPC handles need no access to this process.
@@ -289,6 +204,116 @@ class Judge:
                     torch.cuda.memory._set_allocator_settings("expandable_segments:False")
             with contextlib.suppress(Exception):
                 self.shared_pool = torch.cuda.MemPool()
+
+    def serves(self, options: EvalOptions) -> str | None:
+        """Why this judge cannot run an evaluation with ``options`` (None when it can)."""
+        if options.device == "cuda" and self.device.type != "cuda":
+            return "this judge has no GPU"
+        if options.device == "cpu" and self.device.type == "cuda":
+            return "this judge serves a GPU; the request asks for the CPU"
+        return None
+
+    def problem(self, name: str) -> _Loaded:
+        """The problem and its reference module, loaded once while its files stay unchanged."""
+        from solforge.problems.reference import load_reference_module
+
+        problem = load_problem(name)
+        folder = problem.folder
+        signature: tuple[Any, ...] = ()
+        if folder is not None:
+            with contextlib.suppress(OSError):
+                signature = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                                  for p in sorted(Path(folder).iterdir()) if p.is_file())
+        key = str(folder or name)
+        loaded = self._problems.get(key)
+        if loaded is None or loaded.signature != signature:
+            loaded = _Loaded(problem, load_reference_module(problem.definition), signature)
+            self._problems[key] = loaded
+        return loaded
+
+    def profile(self, options: EvalOptions) -> ProcessProfile:
+        return profile_for(options, str(self.device))
+
+    def healthy(self) -> str | None:
+        """Whether the GPU still answers (after a candidate crashed it, say): None, or what failed."""
+        if self.device.type != "cuda":
+            return None
+        import torch
+
+        try:
+            x = torch.ones(1024, device=self.device)
+            if float(x.sum().item()) != 1024.0:
+                return "a sum on the GPU came back wrong"
+            torch.cuda.synchronize(self.device)
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def close(self) -> None:
+        self.spares.close()
+
+
+_FailureKind = Literal["hang", "crash", "oom"]
+
+
+def _failure_kind(answer: dict[str, Any]) -> _FailureKind | None:
+    """Whether a failed answer is a hang, a crash or an out-of-memory (the failures worth not repeating)."""
+    if answer.get("ok"):
+        return None
+    error = str(answer.get("error", ""))
+    if "out of GPU memory" in error or "MemoryError" in error or "std::bad_alloc" in error:
+        return "oom"
+    if answer.get("hung"):
+        return "hang"
+    if answer.get("died") or answer.get("fatal"):
+        return "crash"
+    return None
+
+
+_KIND_WORDS = {"hang": "hung", "crash": "crashed", "oom": "ran out of memory"}
+
+
+class Judge:
+    """Evaluates one solution on a problem's workloads, in a :class:`JudgeState`."""
+
+    def __init__(self, request: EvalRequest, state: JudgeState, scratch: Path) -> None:
+        self.request = request
+        self.options = request.options
+        self.state = state
+        self.scratch = scratch
+        loaded = state.problem(request.problem)
+        self.problem = loaded.problem
+        self.reference = loaded.reference
+        self.solution = request.solution
+        self.device = state.device
+        self.env = state.env
+        self.profile = state.profile(self.options)
+        self.defences = self.profile.defences
+        self.cache_dir = default_cache_dir(self.options)
+        self.rng = secrets.SystemRandom()
+        self.seed = self.options.seed if self.options.seed is not None and not self.options.submission else secrets.randbits(62)
+        self.candidate: CandidateProcess | None = None
+        self.processes: list[CandidateProcess] = []
+        """Every process this evaluation took (candidate restarts and baselines); all go at the end."""
+        self.load_failure: tuple[Status, str] | None = None
+        self.static_warnings: list[str] = []
+        self.build: BuildReport | None = None
+        self.failure_kind: _FailureKind | None = None
+        """How the last workload failed, when it was a hang, a crash or an out-of-memory."""
+        self.phases: dict[str, float] = {}
+        self.cleaned = False
+        from .baseline import shipped_records
+
+        self.baselines = BaselineStore(
+            self.cache_dir / "baselines" / f"{self.problem.name}.json",
+            known=request.baselines,
+            shipped=shipped_records(self.problem.name, self.env.hardware),
+        )
+        self.baseline_timer = BaselineTimer(self.problem.definition, self._open_trusted,
+                                            cuda=self.device.type == "cuda", timeout_s=BASELINE_TIMEOUT_S)
+        state.spares.keep_only(self.profile)
+        if self.runs_solution():
+            state.spares.fill(self.profile)  # the candidate starts up while the solution is built
 
     # -- build and candidate -------------------------------------------------------------
 
@@ -302,27 +327,29 @@ class Judge:
             return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
         return "sm_90a"
 
-    def do_build(self) -> BuildReport:
+    def build_of(self, solution: Solution) -> BuildReport:
         from .build import build_solution
 
+        return build_solution(solution, target_arch=self.target_arch(), cache_dir=self.cache_dir,
+                              timeout_s=self.options.compile_timeout_s)
+
+    def do_build(self) -> BuildReport:
         progress(f"building {self.solution.spec.language.value} solution for {self.target_arch()}")
-        report = build_solution(self.solution, target_arch=self.target_arch(), cache_dir=self.cache_dir,
-                                timeout_s=self.options.compile_timeout_s)
+        report = self.build_of(self.solution)
         emit(EvalEvent(kind="build", build=report))
         return report
 
-    def open_process(self, solution: Solution, build: BuildReport, label: str, *,
-                     trusted: bool = False) -> tuple[CandidateProcess, dict[str, Any]]:
-        """Start a candidate-style process and load ``solution`` in it.
+    def open_process(self, solution: Solution, build: BuildReport, *, trusted: bool = False
+                     ) -> tuple[CandidateProcess, dict[str, Any]]:
+        """Take a started process and load ``solution`` in it.
 
         The baselines run in processes started the same way (same isolation, same harness), so the
         reference and the candidate are timed under identical conditions.
         """
-        spare = self.spares.pop(label, None)
-        proc = spare if spare is not None and spare.alive else \
-            CandidateProcess(solution, self.options, str(self.device), self.scratch / label)
-        if spare is not None and proc is not spare:
-            spare.kill()
+        proc = self.state.spares.take(self.profile)
+        self.processes.append(proc)
+        if build.cache_key:
+            jit_cache.restore(self.cache_dir, build.cache_key, proc.home)
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
              "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
@@ -330,23 +357,23 @@ class Judge:
         )
         return proc, answer
 
+    def _open_trusted(self, solution: Solution, _label: str) -> tuple[CandidateProcess, dict[str, Any]] | str:
+        build = self.build_of(solution)
+        if not build.ok:
+            return f"build failed: {tail(build.log)}"
+        return self.open_process(solution, build, trusted=True)
+
     def runs_solution(self) -> bool:
         """Whether this evaluation runs the solution, or only builds it (compile_only was set, or a
         CUDA C++ / CuTe DSL solution on a machine without a GPU)."""
         gpu_only = self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl)
         return not self.options.compile_only and not (self.device.type == "cpu" and gpu_only)
 
-    def prestart_candidate(self) -> None:
-        """Start the candidate's process now, so that its interpreter, torch and CUDA start up while
-        the judge does something else (builds the solution, prepares a workload, times the baseline);
-        the load command follows when the candidate is needed."""
-        if "candidate" not in self.spares:
-            self.spares["candidate"] = CandidateProcess(self.solution, self.options, str(self.device),
-                                                        self.scratch / "candidate")
-
     def start_candidate(self) -> dict[str, Any]:
         assert self.build is not None
-        self.candidate, answer = self.open_process(self.solution, self.build, "candidate")
+        started = time.perf_counter()
+        self.candidate, answer = self.open_process(self.solution, self.build)
+        self.phases["load"] = self.phases.get("load", 0.0) + time.perf_counter() - started
         return answer
 
     # -- one workload -------------------------------------------------------------------
@@ -363,9 +390,9 @@ class Judge:
         """Allocate inside the pool shared with the candidate (never holding reference data)."""
         import torch
 
-        if self.shared_pool is None:
+        if self.state.shared_pool is None:
             return contextlib.nullcontext()
-        return torch.cuda.use_mem_pool(self.shared_pool)
+        return torch.cuda.use_mem_pool(self.state.shared_pool)
 
     def run_reference(self, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
@@ -401,8 +428,17 @@ class Judge:
         with self.shared():
             return [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs.values()]
 
-    def evaluate_workload(self, workload: Workload) -> Trace:
+    def _fail(self, workload: Workload, answer: dict[str, Any], prefix: str = "") -> Trace:
+        """The trace of a failed command, remembering whether it hung, crashed or ran out of memory."""
+        self.failure_kind = _failure_kind(answer)
+        if self.candidate is not None and not self.candidate.alive:
+            self.state.spares.fill(self.profile)  # the next workload's process starts up now
+        return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
+                            prefix + answer.get("error", ""), self.env)
 
+    def evaluate_workload(self, workload: Workload, timeout_s: float) -> Trace:
+        """Correctness rounds, then timing, within ``timeout_s`` for the candidate's calls together."""
+        self.failure_kind = None
         definition = self.problem.definition
         tol = workload.effective_tolerance
         try:
@@ -415,6 +451,7 @@ class Judge:
         worst = Check(Status.PASSED)
         rounds = self.options.rounds + (5 if self.options.submission else 0)
         last: tuple[list[Any], list[Any], dict[str, Any]] | None = None
+        deadline: float | None = None  # starts once the candidate is up: loading has its own limit
         for r in range(rounds):
             try:
                 inputs = self.make_inputs(workload, sizes, r)
@@ -431,16 +468,18 @@ class Judge:
                 if not answer.get("ok"):
                     # Importing the solution failed: it will fail the same way for every workload.
                     self.load_failure = (Status(answer["status"]), answer.get("error", ""))
+                    assert self.candidate is not None
                     self.candidate.kill()
                     return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
             assert self.candidate is not None
+            if deadline is None:
+                deadline = time.monotonic() + timeout_s
             answer, blob = self.candidate.request(
                 {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
-                self.options.run_timeout_s, cuda_ipc=cuda_ipc,
+                deadline - time.monotonic(), cuda_ipc=cuda_ipc,
             )
             if not answer.get("ok"):
-                return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
-                                    answer.get("error", ""), self.env)
+                return self._fail(workload, answer)
             outputs = self.read_outputs(buffers, blob, list(references))
             check = compare_outputs(outputs, references, tol)
             if check.passed:
@@ -458,10 +497,10 @@ class Judge:
             worst.max_relative_error = max(worst.max_relative_error, check.max_relative_error)
             worst.matched_ratio = min(worst.matched_ratio, check.matched_ratio)
             last = (shared_inputs, buffers, references)
-        assert last is not None
+        assert last is not None and deadline is not None
         correctness = Correctness(max_absolute_error=worst.max_absolute_error, max_relative_error=worst.max_relative_error,
                                   matched_ratio=worst.matched_ratio, rounds=rounds)
-        return self.time_workload(workload, sizes, specs, last, correctness, tol)
+        return self.time_workload(workload, sizes, specs, last, correctness, tol, deadline)
 
     def read_outputs(self, buffers: list[Any], blob: bytes | None, names: list[str]) -> dict[str, Any]:
         if self.device.type == "cuda":
@@ -485,10 +524,20 @@ class Judge:
                 return name
         return None
 
-    def time_workload(self, workload: Workload, sizes: dict[str, int], specs: list[list[Any]],
-                      last: tuple[list[Any], list[Any], dict[str, Any]], correctness: Correctness, tol: Any) -> Trace:
+    def regen_recipe(self, workload: Workload, sizes: dict[str, int]) -> dict[str, Any]:
+        """What :class:`~solforge.sandbox.defences.FreshInputs` needs to draw inputs in the candidate."""
+        folder = self.problem.folder
+        return {"definition": self.problem.definition.to_json_dict(), "workload": workload.to_json_dict(),
+                "sizes": dict(sizes), "folder": str(folder) if folder is not None else None}
+
+    def baseline_key(self, workload: Workload) -> str:
         import torch
 
+        return baseline_key(self.problem.definition, workload, self.env.hardware, torch.__version__, self.options.timer)
+
+    def time_workload(self, workload: Workload, sizes: dict[str, int], specs: list[list[Any]],
+                      last: tuple[list[Any], list[Any], dict[str, Any]], correctness: Correctness, tol: Any,
+                      deadline: float) -> Trace:
         shared_inputs, buffers, references = last
         cuda_ipc = self.device.type == "cuda"
         iterations = self.options.iterations if cuda_ipc else min(self.options.iterations, 10)
@@ -509,15 +558,14 @@ class Judge:
             from solforge.problems.inputs import generate_inputs
 
             check_inputs = generate_inputs(self.problem.definition, workload, sizes, device=self.device,
-                                           seed_or_generator=defences.check_seed(), problem_folder=self.problem.folder,
+                                           seed_or_generator=secrets.randbits(62), problem_folder=self.problem.folder,
                                            reference_module=self.reference)
             references = self.run_reference(check_inputs)
             cmd["check_inputs"] = self.to_shared(check_inputs)
-            cmd["regen"] = defences.regen_recipe(self, workload, sizes)
-        answer, blob = self.candidate.request(cmd, self.options.run_timeout_s, cuda_ipc=cuda_ipc)
+            cmd["regen"] = self.regen_recipe(workload, sizes)
+        answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc)
         if not answer.get("ok"):
-            return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
-                                "while timing: " + answer.get("error", ""), self.env)
+            return self._fail(workload, answer, "while timing: ")
         measurement = answer["measurement"]
         times = [float(t) for t in measurement["times_ms"]]
         if len(times) != iterations or not all(math.isfinite(t) and t >= 0 for t in times):
@@ -546,25 +594,13 @@ class Judge:
                 self.problem, self.solution.name, workload, Status.REWARD_HACK,
                 f"timed calls launched different amounts of GPU work ({min(counts)} to {max(counts)} operations): "
                 "every call must do the whole computation (no batching across calls, no skipping)", self.env)
-        import statistics
-
-        latency = statistics.median(times)
-        perf = Performance(latency_ms=latency, timer=measurement["timer"], iterations=iterations,
+        perf = Performance(latency_ms=statistics.median(times), timer=measurement["timer"], iterations=iterations,
                            latency_iqr_ms=interquartile_range(times))
-        from .baseline import attach_scores
-
-        if self.defences and cuda_ipc and self.options.time_baseline and \
-                not defences.baseline_cached(self, workload, self.options.timer):
-            # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
-            # native thread (baseline sabotage). It restarts for the next workload: a fresh process,
-            # which starts up while the baseline is timed (no solution code is loaded in it yet).
-            self.candidate.kill()
-            self.prestart_candidate()
-
-        verdict = attach_scores(self, workload, sizes, perf, shared_inputs, buffers, specs, warnings)
+        verdict = attach_scores(perf, self.baseline_for(workload, shared_inputs, buffers, specs),
+                                counts=self.flops_and_bytes(sizes, shared_inputs), hardware=self.env.hardware,
+                                calibration_dir=self.cache_dir / "calibration", warnings=warnings)
         if verdict is not None:
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
-        del torch
         return Trace(
             definition=self.problem.name,
             solution=self.solution.name,
@@ -573,7 +609,53 @@ class Judge:
                                   performance=perf, environment=self.env),
         )
 
+    def baseline_for(self, workload: Workload, inputs: list[Any], buffers: list[Any],
+                     specs: list[list[Any]]) -> BaselineRecord | None:
+        """The workload's baseline: known, cached or shipped, else measured now (and kept)."""
+        if not self.options.time_baseline:
+            return None
+        key = self.baseline_key(workload)
+        record = self.baselines.get(key)
+        if record is not None:
+            return record
+        if self.defences and self.device.type == "cuda" and self.candidate is not None:
+            # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
+            # native thread (baseline sabotage). It restarts for the next workload, in a spare that
+            # starts up while the baseline is timed (no solution code is loaded in it yet).
+            self.candidate.kill()
+            self.state.spares.fill(self.profile)
+        started = time.perf_counter()
+        record = self.baseline_timer.measure(key, self.problem.name, workload, self.env.hardware, inputs, buffers,
+                                             specs, self.options.timer)
+        self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started
+        self.baselines.put(record)
+        return record
+
+    def flops_and_bytes(self, sizes: dict[str, int], inputs: list[Any]) -> Any:
+        """The workload's FLOP and byte counts for the speed of light (None on the CPU)."""
+        if self.device.type != "cuda":
+            return None
+        from solforge.problems.counting import count_workload
+
+        named = dict(zip(self.problem.definition.inputs, inputs, strict=True))
+        return count_workload(self.problem.definition, sizes, named)
+
     # -- the whole evaluation -----------------------------------------------------------
+
+    def _timeout_after(self, hung: bool, slowest_pass_s: float) -> float:
+        if not hung:
+            return self.options.run_timeout_s
+        return min(self.options.run_timeout_s, max(REPEAT_TIMEOUT_S, 4 * slowest_pass_s))
+
+    def _not_run(self, workload: Workload, kind: _FailureKind, earlier: list[tuple[Workload, Trace]]) -> Trace:
+        """The trace of a workload skipped because the solution failed the same way twice already."""
+        first, second = earlier[0], earlier[-1]
+        ev = second[1].evaluation
+        assert ev is not None
+        where = ", ".join(f"{w.uuid} ({', '.join(f'{k}={v}' for k, v in w.axes.items())})" for w, _ in (first, second))
+        log = (f"not run: it repeats workload {second[0].uuid}. The solution {_KIND_WORDS[kind]} on workloads {where}, "
+               f"so the later workloads were not run the same way again. Its error there: {tail(ev.log, 600)}")
+        return failed_trace(self.problem, self.solution.name, workload, ev.status, log, self.env)
 
     def run(self) -> EvalReport:
         started = time.perf_counter()
@@ -597,7 +679,9 @@ class Judge:
                 emit(EvalEvent(kind="trace", trace=trace))
             return self.finish(report, started)
         self.static_warnings = defences.describe_findings(findings)
+        build_started = time.perf_counter()
         self.build = self.do_build()
+        self.phases["build"] = time.perf_counter() - build_started
         report.build = self.build
         if not self.build.ok:
             status = self.build.status or Status.COMPILE_ERROR
@@ -612,49 +696,145 @@ class Judge:
                            f"compiled for {self.target_arch()} but not run: {language.value} needs a GPU and none is visible")
             return self.finish(report, started)
         total = len(workloads)
-        try:
-            for i, workload in enumerate(workloads):
-                progress(f"workload {i + 1}/{total} ({', '.join(f'{k}={v}' for k, v in workload.axes.items())})", i, total)
-                trace = self.evaluate_workload(workload)
-                report.traces.append(trace)
-                emit(EvalEvent(kind="trace", trace=trace))
-                if self.device.type == "cuda":
-                    import torch
-
-                    torch.cuda.empty_cache()
-        finally:
-            for proc in [self.candidate, *self.baseline_procs.values(), *self.spares.values()]:
-                if proc is not None:
-                    proc.close()
+        strikes: dict[_FailureKind, list[tuple[Workload, Trace]]] = {}
+        stopped: _FailureKind | None = None
+        slowest_pass_s = 0.0
+        loop_started = time.perf_counter()
+        for i, workload in enumerate(workloads):
+            progress(f"workload {i + 1}/{total} ({', '.join(f'{k}={v}' for k, v in workload.axes.items())})", i, total)
+            if stopped is not None:
+                trace = self._not_run(workload, stopped, strikes[stopped])
+            else:
+                one_started = time.perf_counter()
+                trace = self.evaluate_workload(workload, self._timeout_after("hang" in strikes, slowest_pass_s))
+                if trace.evaluation is not None and trace.evaluation.status is Status.PASSED:
+                    slowest_pass_s = max(slowest_pass_s, time.perf_counter() - one_started)
+                if self.failure_kind is not None:
+                    strikes.setdefault(self.failure_kind, []).append((workload, trace))
+                    if len(strikes[self.failure_kind]) >= 2:
+                        stopped = self.failure_kind
+            report.traces.append(trace)
+            emit(EvalEvent(kind="trace", trace=trace))
+        self.phases["workloads"] = time.perf_counter() - loop_started - self.phases.get("baseline", 0.0) \
+            - self.phases.get("load", 0.0)
         report.timer = next((t.evaluation.performance.timer for t in report.traces
                              if t.evaluation and t.evaluation.performance), None)
         return self.finish(report, started)
 
     def finish(self, report: EvalReport, started: float) -> EvalReport:
-        for spare in self.spares.values():  # started ahead, never loaded (the build failed, say)
-            spare.close()
-        self.spares.clear()
+        if not self.state.warm:
+            # One evaluation and exit: clean up first, so the caller can stop this process at the report.
+            self.clean_up()
         report.seconds = time.perf_counter() - started
+        report.baselines = list(self.baselines.measured)
+        report.phases = {k: round(v, 4) for k, v in self.phases.items()}
         emit(EvalEvent(kind="report", report=report))
         return report
 
+    def clean_up(self) -> None:
+        """Stop every process this evaluation used and keep the candidate's JIT cache for its next run."""
+        if self.cleaned:
+            return
+        self.cleaned = True
+        self.baseline_timer.close()
+        if self.candidate is not None and self.build is not None and self.build.ok and self.build.cache_key:
+            self.candidate.close()
+            with contextlib.suppress(OSError):
+                jit_cache.save(self.candidate.home, self.cache_dir, self.build.cache_key)
+        for proc in self.processes:
+            proc.discard()
+        self.processes.clear()
+        if self.device.type == "cuda":
+            import torch
 
-def main() -> int:
+            torch.cuda.empty_cache()
+
+
+def evaluate_in(state: JudgeState, request: EvalRequest, scratch: Path) -> EvalReport | None:
+    """One evaluation in ``state``: its events go to stdout; None when it failed (an error event)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    judge: Judge | None = None
+    try:
+        refused = state.serves(request.options)
+        if refused:
+            raise RuntimeError(refused)
+        judge = Judge(request, state, scratch)
+        return judge.run()
+    except Exception as exc:
+        import traceback
+
+        emit(EvalEvent(kind="error", message=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()[-3000:]))
+        return None
+    finally:
+        if judge is not None:
+            judge.clean_up()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _private_stdout() -> None:
     global _events
     # Events get their own copy of stdout; fd 1 then points at stderr, so anything a library (or
     # the reference) prints, from Python or C, cannot corrupt the event stream.
     _events = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+
+
+def serve(device: str, root: Path) -> int:
+    """The warm judge: a ``ready`` event, then one request per stdin line until stdin closes."""
+    state = JudgeState(device, root, warm=True)
+    spare_profile = ProcessProfile(str(state.device), defences.defences_enabled(submission=False),
+                                   None if state.device.type == "cuda" else int(EvalOptions().memory_limit_gb * 2**30))
+    state.spares.fill(spare_profile)
+    emit(EvalEvent(kind="ready", message=f"{state.env.hardware} ({state.device})"))
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                request = EvalRequest.model_validate_json(line)
+            except ValueError as exc:
+                emit(EvalEvent(kind="error", message=f"a request that does not parse: {exc}"))
+                continue
+            state.evaluations += 1
+            evaluate_in(state, request, root / f"eval-{state.evaluations}")
+            broken = state.healthy()
+            if broken:
+                emit(EvalEvent(kind="error", message=f"the GPU no longer answers ({broken}); this judge exits"))
+                return 2
+            # The next evaluation's process, started now that this one's timing is over.
+            profile = state.profile(request.options)
+            state.spares.keep_only(profile)
+            state.spares.fill(profile)
+    finally:
+        state.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="solforge judge process (started by solforge.sandbox.evaluate)")
+    parser.add_argument("--serve", action="store_true", help="stay warm: one request per stdin line")
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    args = parser.parse_args(argv)
+    _private_stdout()
+    root = Path(os.environ.get("SOLFORGE_SCRATCH") or Path.cwd())
+    if args.serve:
+        return serve(args.device, root)
     try:
         request = EvalRequest.model_validate_json(sys.stdin.read())
-        Judge(request).run()
-        return 0
+        # The candidate's process starts before this one imports torch: both start up in parallel.
+        spares = SparePool(root)
+        spares.fill(profile_for(request.options, guess_device(request.options)))
+        state = JudgeState(request.options.device, root, spares=spares)
     except Exception as exc:
         import traceback
 
         emit(EvalEvent(kind="error", message=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()[-3000:]))
         return 1
+    try:
+        return 0 if evaluate_in(state, request, root / "eval") is not None else 1
+    finally:
+        state.close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,234 @@
+"""The judge's handles on candidate processes, and the spare kept ready for the next evaluation.
+
+A :class:`CandidateProcess` is one ``python -m solforge.sandbox.candidate`` child with its own folder,
+its own log and the judge's end of a socket pair. It is started with a :class:`ProcessProfile` (the
+device, whether the defences apply, the memory limit): everything that must be fixed before the
+process runs, since the candidate confines itself (Landlock, seccomp) first thing.
+
+A :class:`SparePool` keeps one process per profile started ahead of need: Python, torch, CUDA and the
+harness's own imports are up, and no solution has been loaded into it. Whoever takes it owns it (and
+its folder); the pool never hands one process out twice, so every solution still runs in a process
+that has never run other code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import secrets
+import select
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import channel, isolation
+
+__all__ = ["CandidateProcess", "ProcessProfile", "SparePool", "describe_exit"]
+
+
+@dataclass(frozen=True)
+class ProcessProfile:
+    """What a candidate process is started with (it cannot change once the process runs)."""
+
+    device: str
+    """``cuda:0`` (the judge's one visible GPU) or ``cpu``."""
+    defences: bool
+    """The defences of defences.py: confinement at start, guards at load."""
+    memory_limit_bytes: int | None
+    """Address-space limit (host memory); None on a GPU, where CUDA reserves huge virtual ranges."""
+
+    def environment(self, home: Path) -> dict[str, str]:
+        extra: dict[str, str] = {
+            # Inductor's pool of compile workers are child processes, and a child of a confined process
+            # cannot initialise CUDA (Landlock lets a process write only its own /proc/<pid>, which the
+            # driver needs): compile in the process itself, as inductor does before its pool is up.
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        }
+        if self.device == "cpu":
+            extra["TRITON_INTERPRET"] = "1"  # Triton on the CPU is its interpreter; harmless for the rest
+        # Where solforge's own dependencies live when they are not in site-packages (a --target install).
+        if os.environ.get("PYTHONPATH"):
+            extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        env = isolation.scrubbed_env(extra, gpu_index=None, scratch_dir=home)
+        if self.device.startswith("cuda"):
+            # The judge's CUDA_VISIBLE_DEVICES is already narrowed to the one GPU it serves.
+            env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+        return env
+
+
+class CandidateProcess:
+    """The candidate's process, its folder and the judge's end of the socket."""
+
+    def __init__(self, profile: ProcessProfile, folder: Path) -> None:
+        self.profile = profile
+        self.folder = folder
+        self.sock, child = socket.socketpair()
+        self.defences = profile.defences
+        self.home = folder / "home"  # the only folder the candidate may write in
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.log_path = folder / "candidate.log"
+        self._log = self.log_path.open("ab")
+        try:
+            self.proc = isolation.spawn_isolated(
+                [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
+                 "--defences", "on" if profile.defences else "off", "--device", profile.device],
+                cwd=self.home,
+                env=profile.environment(self.home),
+                memory_limit_bytes=profile.memory_limit_bytes,
+                pass_fds=(child.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=self._log,
+            ).popen
+        except BaseException:
+            self.sock.close()
+            self._log.close()
+            raise
+        finally:
+            child.close()
+
+    def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool) -> tuple[dict[str, Any], bytes | None]:
+        """Send one command and wait for its answer, killing the process on timeout."""
+        self.sock.settimeout(max(0.05, timeout_s))
+        nonce = None
+        if self.defences:
+            if self._unread_bytes():
+                self.kill()
+                return {"ok": False, "status": "REWARD_HACK", "error": "the candidate wrote to the result channel "
+                        "outside an answer (a forged answer)"}, None
+            nonce = secrets.token_hex(8)
+            cmd = {**cmd, "nonce": nonce}
+        try:
+            channel.send_pickle(self.sock, cmd, cuda_ipc=cuda_ipc)
+            answer = channel.recv_json(self.sock)
+            if nonce is not None and answer.get("nonce") != nonce:
+                self.kill()
+                return {"ok": False, "status": "REWARD_HACK", "error": "an answer on the result channel did not "
+                        "carry this command's nonce: it was forged by the solution"}, None
+            blob = None
+            if answer.get("has_blob"):
+                kind, blob = channel.recv_frame(self.sock)
+                if kind != channel.KIND_BYTES:
+                    raise ValueError(f"expected an output blob, got frame kind {kind!r}")
+            return answer, blob
+        except TimeoutError:
+            self.kill()
+            return {"ok": False, "status": "TIMEOUT", "hung": True,
+                    "error": f"the call did not finish within {timeout_s:.0f} s; the candidate process tree was killed"}, None
+        except (channel.ChannelClosed, ConnectionError, OSError, ValueError) as exc:
+            try:  # a closed channel usually means the process is exiting: wait a moment to say how it ended
+                code: int | None = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+            self.kill()
+            tail = self.log_tail()
+            return {"ok": False, "status": "RUNTIME_ERROR", "died": True,
+                    "error": f"the candidate process died ({describe_exit(code)}; {type(exc).__name__}). "
+                    f"Last output:\n{tail}"}, None
+
+    def _unread_bytes(self) -> bool:
+        """Whether the candidate sent something nobody asked for (checked before each command)."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and bool(self.sock.recv(1, socket.MSG_PEEK))
+        except OSError:
+            return False  # a closed channel is a death, which the request itself reports
+
+    def log_tail(self, limit: int = 2000) -> str:
+        with contextlib.suppress(OSError):
+            data = self.log_path.read_bytes()[-limit:]
+            return data.decode("utf-8", "replace")
+        return ""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        isolation.kill_tree(self.proc.pid)
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=10)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(OSError):
+            self._log.close()
+
+    def close(self) -> None:
+        """Ask the process to exit, then make sure it and everything it started are gone."""
+        if self.alive:
+            with contextlib.suppress(Exception):
+                self.sock.settimeout(5)
+                channel.send_pickle(self.sock, {"cmd": "exit"}, cuda_ipc=False)
+                self.proc.wait(timeout=5)
+        self.kill()
+
+    def discard(self) -> None:
+        """Close the process and remove its folder (its home, its log, its JIT caches)."""
+        self.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        import signal
+
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class SparePool:
+    """At most one started, never-loaded candidate process per profile, handed out once each.
+
+    Parameters
+    ----------
+    root
+        Folder under which each process gets a folder of its own (``spare-<n>``).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._spares: dict[ProcessProfile, CandidateProcess] = {}
+        self._numbers = itertools.count(1)
+
+    def _start(self, profile: ProcessProfile) -> CandidateProcess:
+        return CandidateProcess(profile, self.root / f"spare-{next(self._numbers)}")
+
+    def ready(self, profile: ProcessProfile) -> bool:
+        spare = self._spares.get(profile)
+        return spare is not None and spare.alive
+
+    def fill(self, profile: ProcessProfile) -> None:
+        """Start a process for ``profile`` unless a live one is waiting already."""
+        if not self.ready(profile):
+            stale = self._spares.pop(profile, None)
+            if stale is not None:
+                stale.discard()
+            self._spares[profile] = self._start(profile)
+
+    def take(self, profile: ProcessProfile) -> CandidateProcess:
+        """The waiting process for ``profile`` (started now if there is none); the caller owns it."""
+        spare = self._spares.pop(profile, None)
+        if spare is not None and spare.alive:
+            return spare
+        if spare is not None:
+            spare.discard()
+        return self._start(profile)
+
+    def keep_only(self, profile: ProcessProfile) -> None:
+        """Stop the spares of every other profile (each holds a CUDA context)."""
+        for other in [p for p in self._spares if p != profile]:
+            self._spares.pop(other).discard()
+
+    def close(self) -> None:
+        for spare in self._spares.values():
+            spare.discard()
+        self._spares.clear()
