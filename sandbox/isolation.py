@@ -653,6 +653,22 @@ def _cuda_home() -> str | None:
     return str(Path(nvcc).resolve().parent.parent) if nvcc else None
 
 
+_LEDGER_SECRETS = ("SOLFORGE_DB", "SOLFORGE_TOKEN")
+"""solforge's own variables that carry a database URL (with its password) or a bearer token."""
+
+
+def trusted_child_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a trusted child that starts candidates (the judge): the parent's, less
+    anything that looks like a secret.
+
+    A candidate cannot read the judge's memory, but on some machines it can read the judge's
+    ``/proc/<pid>/environ`` (a root-run sandbox keeps that right), so the judge must not hold the
+    ledger's password, a bearer token or an agent's API key in its environment.
+    """
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if k not in _LEDGER_SECRETS and not _SECRET_NAME.search(k)}
+
+
 def scrubbed_env(
     extra: Mapping[str, str] | None = None,
     gpu_index: int | None = None,

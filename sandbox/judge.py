@@ -811,11 +811,22 @@ def serve(device: str, root: Path) -> int:
     return 0
 
 
+def _not_dumpable() -> None:
+    """Keep other processes of this user out of this one's /proc files (environ, maps, mem) and
+    core dumps: a candidate is such a process. Root with CAP_SYS_PTRACE is not stopped by it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solforge judge process (started by solforge.sandbox.evaluate)")
     parser.add_argument("--serve", action="store_true", help="stay warm: one request per stdin line")
     parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     args = parser.parse_args(argv)
+    _not_dumpable()
     _private_stdout()
     root = Path(os.environ.get("SOLFORGE_SCRATCH") or Path.cwd())
     if args.serve:

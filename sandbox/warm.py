@@ -11,7 +11,6 @@ is started again for the next evaluation.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import shutil
 import subprocess
@@ -54,7 +53,7 @@ class JudgeProcess:
 
     def __init__(self, scratch: Path, *, serve: bool, device: str = "auto", gpu_index: int | None = None) -> None:
         self.scratch = scratch
-        env = dict(os.environ)
+        env = isolation.trusted_child_env()
         env["SOLFORGE_SCRATCH"] = str(scratch)
         env["PYTHONUNBUFFERED"] = "1"
         if gpu_index is not None:
