@@ -393,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     # inputs (or, for a warm judge's spare, before the evaluation exists): the first command then
     # finds this process warm. Nothing of the solution is here yet.
     _warm_up(args.device)
+    from .processes import WARM_MARKER
+
+    Path(WARM_MARKER).touch()  # the judge times nothing while a process is still starting up
     sock = socket.socket(fileno=args.fd)
     # The solution's prints must not reach the judge's channel; they land in the log the judge tails.
     sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(2), "wb"), write_through=True)

@@ -61,6 +61,8 @@ REPEAT_TIMEOUT_S = 15.0
 """After a workload hung, the next one gets this long (or four times the slowest passing workload,
 whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
 BASELINE_TIMEOUT_S = 600.0
+SPARE_WARM_WAIT_S = 30.0
+"""Before a timed loop the judge waits this long at most for spare processes to finish starting."""
 
 
 _events = sys.stdout
@@ -313,7 +315,7 @@ class Judge:
                                             cuda=self.device.type == "cuda", timeout_s=BASELINE_TIMEOUT_S)
         state.spares.keep_only(self.profile)
         if self.runs_solution():
-            state.spares.fill(self.profile)  # the candidate starts up while the solution is built
+            state.spares.fill(self.profile, count=1)  # the candidate starts up while the solution is built
 
     # -- build and candidate -------------------------------------------------------------
 
@@ -432,7 +434,7 @@ class Judge:
         """The trace of a failed command, remembering whether it hung, crashed or ran out of memory."""
         self.failure_kind = _failure_kind(answer)
         if self.candidate is not None and not self.candidate.alive:
-            self.state.spares.fill(self.profile)  # the next workload's process starts up now
+            self.state.spares.fill(self.profile, count=1)  # the next workload's process starts up now
         return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
                             prefix + answer.get("error", ""), self.env)
 
@@ -563,6 +565,7 @@ class Judge:
             references = self.run_reference(check_inputs)
             cmd["check_inputs"] = self.to_shared(check_inputs)
             cmd["regen"] = self.regen_recipe(workload, sizes)
+        self.quiet_host()
         answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc)
         if not answer.get("ok"):
             return self._fail(workload, answer, "while timing: ")
@@ -609,6 +612,13 @@ class Judge:
                                   performance=perf, environment=self.env),
         )
 
+    def quiet_host(self) -> None:
+        """On a GPU, wait for spare processes still starting up (torch imports, a CUDA context) before
+        a timed loop, so that none of that runs beside it. ``SOLFORGE_SPARE_WAIT=0`` skips the wait
+        (to measure what it costs); CPU timings do not wait, they carry no speed-of-light score."""
+        if self.device.type == "cuda" and os.environ.get("SOLFORGE_SPARE_WAIT", "1") != "0":
+            self.state.spares.wait_warm(SPARE_WARM_WAIT_S)
+
     def baseline_for(self, workload: Workload, inputs: list[Any], buffers: list[Any],
                      specs: list[list[Any]]) -> BaselineRecord | None:
         """The workload's baseline: known, cached or shipped, else measured now (and kept)."""
@@ -620,13 +630,14 @@ class Judge:
             return record
         if self.defences and self.device.type == "cuda" and self.candidate is not None:
             # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
-            # native thread (baseline sabotage). It restarts for the next workload, in a spare that
-            # starts up while the baseline is timed (no solution code is loaded in it yet).
+            # native thread (baseline sabotage). It restarts for the next workload, in a spare.
             self.candidate.kill()
-            self.state.spares.fill(self.profile)
         started = time.perf_counter()
+        self.quiet_host()
         record = self.baseline_timer.measure(key, self.problem.name, workload, self.env.hardware, inputs, buffers,
                                              specs, self.options.timer)
+        if self.candidate is not None and not self.candidate.alive:
+            self.state.spares.fill(self.profile, count=1)
         self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started
         self.baselines.put(record)
         return record
@@ -834,7 +845,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         request = EvalRequest.model_validate_json(sys.stdin.read())
         # The candidate's process starts before this one imports torch: both start up in parallel.
-        spares = SparePool(root)
+        spares = SparePool(root, depth=1)
         spares.fill(profile_for(request.options, guess_device(request.options)))
         state = JudgeState(request.options.device, root, spares=spares)
     except Exception as exc:

@@ -22,13 +22,17 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import channel, isolation
 
-__all__ = ["CandidateProcess", "ProcessProfile", "SparePool", "describe_exit"]
+__all__ = ["WARM_MARKER", "CandidateProcess", "ProcessProfile", "SparePool", "describe_exit"]
+
+WARM_MARKER = ".solforge-warm"
+"""The file a candidate process creates in its home once it has started up (before any solution)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,11 @@ class CandidateProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    @property
+    def warm(self) -> bool:
+        """Whether the process has finished starting up (torch, CUDA, the harness imported)."""
+        return (self.home / WARM_MARKER).exists()
+
     def kill(self) -> None:
         isolation.kill_tree(self.proc.pid)
         with contextlib.suppress(Exception):
@@ -186,49 +195,68 @@ def describe_exit(code: int | None) -> str:
 
 
 class SparePool:
-    """At most one started, never-loaded candidate process per profile, handed out once each.
+    """Started, never-loaded candidate processes, up to ``depth`` per profile, each handed out once.
+
+    Two spares (the default) let evaluations that follow each other closely, as a busy queue sends
+    them, each find a process that started one evaluation earlier and is warm by now.
 
     Parameters
     ----------
     root
         Folder under which each process gets a folder of its own (``spare-<n>``).
+    depth
+        How many processes :meth:`fill` keeps ready per profile.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, depth: int = 2) -> None:
         self.root = root
-        self._spares: dict[ProcessProfile, CandidateProcess] = {}
+        self.depth = max(1, depth)
+        self._spares: dict[ProcessProfile, list[CandidateProcess]] = {}
         self._numbers = itertools.count(1)
 
     def _start(self, profile: ProcessProfile) -> CandidateProcess:
         return CandidateProcess(profile, self.root / f"spare-{next(self._numbers)}")
 
-    def ready(self, profile: ProcessProfile) -> bool:
-        spare = self._spares.get(profile)
-        return spare is not None and spare.alive
+    def _live(self, profile: ProcessProfile) -> list[CandidateProcess]:
+        waiting = self._spares.get(profile, [])
+        for dead in [p for p in waiting if not p.alive]:
+            waiting.remove(dead)
+            dead.discard()
+        return waiting
 
-    def fill(self, profile: ProcessProfile) -> None:
-        """Start a process for ``profile`` unless a live one is waiting already."""
-        if not self.ready(profile):
-            stale = self._spares.pop(profile, None)
-            if stale is not None:
-                stale.discard()
-            self._spares[profile] = self._start(profile)
+    def fill(self, profile: ProcessProfile, count: int | None = None) -> None:
+        """Start processes for ``profile`` until ``count`` (default: the depth) are waiting."""
+        waiting = self._live(profile)
+        while len(waiting) < (self.depth if count is None else count):
+            waiting.append(self._start(profile))
+        self._spares[profile] = waiting
 
     def take(self, profile: ProcessProfile) -> CandidateProcess:
-        """The waiting process for ``profile`` (started now if there is none); the caller owns it."""
-        spare = self._spares.pop(profile, None)
-        if spare is not None and spare.alive:
-            return spare
-        if spare is not None:
-            spare.discard()
-        return self._start(profile)
+        """The longest-waiting process for ``profile`` (started now if there is none); the caller owns it."""
+        waiting = self._live(profile)
+        ready = [p for p in waiting if p.warm]
+        chosen = (ready or waiting or [None])[0]
+        if chosen is None:
+            return self._start(profile)
+        waiting.remove(chosen)
+        return chosen
+
+    def wait_warm(self, timeout_s: float) -> None:
+        """Wait until no process of the pool is still starting (so that nothing starts up during a timing)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if all(p.warm or not p.alive for waiting in self._spares.values() for p in waiting):
+                return
+            time.sleep(0.02)
 
     def keep_only(self, profile: ProcessProfile) -> None:
         """Stop the spares of every other profile (each holds a CUDA context)."""
         for other in [p for p in self._spares if p != profile]:
-            self._spares.pop(other).discard()
+            for proc in self._spares.pop(other):
+                proc.discard()
 
     def close(self) -> None:
-        for spare in self._spares.values():
-            spare.discard()
+        for waiting in self._spares.values():
+            for proc in waiting:
+                proc.discard()
         self._spares.clear()

@@ -282,6 +282,8 @@ class WarmJudge:
             if event is None:
                 self._discard()
                 return
+            if event.kind == "ready":  # the judge warmed up before this first evaluation
+                self._ready = True
 
     def _discard(self) -> None:
         process, self._process = self._process, None

@@ -28,7 +28,6 @@ def _eval(args: argparse.Namespace) -> int:
 
     from solforge.problems import CATALOGUE_DIR, SolforgeError, load_problem
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
-    from solforge.sandbox.evaluate import evaluate
 
     err = Console(stderr=True)
     try:
@@ -61,6 +60,7 @@ def _eval(args: argparse.Namespace) -> int:
         # Found in SOLFORGE_PROBLEM_DIRS or given as a path: hand the children the folder itself.
         where = str(problem.folder.resolve())
     request = EvalRequest(problem=where, solution=solution, options=options)
+    evaluate = _evaluator(args, err)
 
     cancel = threading.Event()
     if args.json:
@@ -119,6 +119,43 @@ def _eval(args: argparse.Namespace) -> int:
             err.print(f"[yellow]{report.note}[/yellow]")
         return EXIT_NOT_RUN if report.build is None or report.build.ok else EXIT_FAILED
     return EXIT_OK if report.all_passed else EXIT_FAILED
+
+
+def _evaluator(args: argparse.Namespace, err: Any) -> Any:
+    """``evaluate`` itself, or the same call answered by a worker already running on this host.
+
+    A running worker (``solforge serve``, ``solforge worker``) keeps a warm judge per GPU and holds
+    the GPU's lease while it times, so it is used unless ``--no-worker``, ``--gpu``,
+    ``--compile-only`` or ``--submission`` asks for a judge of this command's own.
+    """
+    from solforge.sandbox.evaluate import evaluate
+
+    if args.no_worker or args.gpu is not None or args.compile_only or args.submission:
+        return evaluate
+    from solforge.planner.local_eval import find_local_worker, ledger_url_label, run_on_worker
+
+    slot_kind = {"cuda": "cuda", "cpu": "cpu"}.get(args.device)
+    local = find_local_worker(args.db or os.environ.get("SOLFORGE_DB") or None, slot_kind)  # type: ignore[arg-type]
+    if local is None:
+        return evaluate
+    err.print(f"[dim]evaluating on the running worker {local.worker.id} (ledger {ledger_url_label(args.db)}); "
+              "--no-worker starts a judge of its own[/dim]")
+
+    def through_worker(request: Any, *, on_event: Any = None, cancel: Any = None) -> Any:
+        from solforge.sandbox.api import EvalEvent
+
+        def progress(view: Any) -> None:
+            if on_event is not None and view.progress is not None and view.progress.message:
+                on_event(EvalEvent(kind="progress", message=view.progress.message, done=view.progress.done,
+                                   total=view.progress.total))
+
+        report = run_on_worker(local, request, slot_kind=slot_kind, on_progress=progress)  # type: ignore[arg-type]
+        if on_event is not None:
+            for trace in report.traces:
+                on_event(EvalEvent(kind="trace", trace=trace))
+        return report
+
+    return through_worker
 
 
 def _read_solution(path: Path) -> Any:
@@ -290,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-baseline", action="store_true", help="skip baseline timing")
     p.add_argument("--cache-dir")
+    p.add_argument("--db", help="the ledger of a running worker to use (default: $SOLFORGE_DB, else the local one)")
+    p.add_argument("--no-worker", action="store_true",
+                   help="start a judge for this evaluation even when a worker runs on this host")
     p.set_defaults(func=_eval)
 
     from solforge.server.cli_problems import register as register_problems
