@@ -100,7 +100,10 @@ class SandboxRunner:
             return judge
 
     def start(self, slots: Sequence[Slot]) -> None:
-        """Start every slot's warm judge now, so that the first job finds it up."""
+        """Start every slot's warm judge now, so that the first job finds it up; on a GPU host, build
+        the precompiled torch header for cuda_cpp solutions in the background (once per machine)."""
+        if any(slot.kind == "cuda" for slot in slots):
+            threading.Thread(target=self._prepare_pch, name="solforge-pch", daemon=True).start()
         for slot in slots:
             judge = self._judge_for(slot)
             if judge is not None:
@@ -108,6 +111,16 @@ class SandboxRunner:
                     judge.start()
                 except Exception as exc:  # the first job starts it again and reports what fails
                     log.warning("slot %s: the warm judge did not start: %s", slot.id, exc)
+
+    def _prepare_pch(self) -> None:
+        from solforge.sandbox.build import pch
+        from solforge.sandbox.isolation import default_cache_dir
+
+        try:
+            folder = pch.prepare(self.cache_dir or default_cache_dir())
+            log.info("precompiled torch/extension.h: %s", folder or "not available on this machine")
+        except Exception as exc:  # only a speed-up: builds read the header without it
+            log.warning("the precompiled torch header was not built: %s", exc)
 
     def close(self) -> None:
         """Stop the warm judges (and the candidate processes they keep ready)."""

@@ -1,1 +1,22 @@
-"""solforge.sandbox"""
+"""solforge.sandbox: the only code that builds and runs candidate code.
+
+Which process runs what, and what each may trust::
+
+    caller (CLI, worker, tests)      evaluate.py, warm.py, build/builder.py, api.py
+      |  no torch; sends an EvalRequest, reads EvalEvents; trusts the judge's JSON events
+      v
+    judge process (trusted)          judge.py, processes.py, baseline.py, correctness.py, score.py,
+      |                              hardware.py, jit_cache.py, defences.py (static checks)
+      |  holds the seed, the reference and its outputs; warm (--serve) or one evaluation;
+      |  never unpickles or imports anything the candidate wrote
+      v
+    candidate process (hostile)      candidate.py, timing.py, channel.py, defences.py (guards,
+                                     confinement), build/artifacts.py (load_entry)
+         the only process that imports a solution; confined (Landlock, seccomp, rlimits, no
+         network), answers in JSON; started ahead as a spare, used for one solution only
+
+    build child (hostile input)      build/worker.py: compilers, and a CuTe DSL import, confined
+
+Start with :func:`solforge.sandbox.evaluate.evaluate` and :mod:`solforge.sandbox.api` (the typed
+contract); :class:`solforge.sandbox.warm.WarmJudge` is the long-lived judge a worker keeps per GPU.
+"""

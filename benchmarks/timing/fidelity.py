@@ -1,8 +1,11 @@
 """Timing fidelity: solforge's timer against Nsight Compute, and the spread of repeated evaluations.
 
-Part 1 times three device copies sized to run about 10 us, 100 us and 1 ms on an H200 with
-solforge's timer (CUPTI, L2 flushed, fresh pointers) and with ``ncu --clock-control none``
-(gpu__time_duration, caches flushed by ncu before every kernel), and reports the ratio of medians.
+Part 1 times three elementwise kernels (``torch.neg``: one read and one write of every element)
+sized to run about 10 us, 100 us and 1 ms on an H200 with solforge's timer (CUPTI, L2 flushed,
+fresh pointers) and with ``ncu --clock-control none`` (gpu__time_duration, caches flushed by ncu
+before every kernel), and reports the ratio of medians. A plain ``copy_`` between two tensors is a
+cudaMemcpy, not a kernel, which ncu does not profile: that is why an earlier version of this script
+measured nothing ("No kernels were profiled").
 
 Part 2 evaluates one solution five times with ``solforge eval`` and reports, per workload, the
 spread (max - min) / median of the five medians, and the wall time of each (build and baseline
@@ -31,14 +34,14 @@ SIZES = {"10us": 20 << 20, "100us": 200 << 20, "1ms": 2 << 30}
 
 
 def _kernel_main(nbytes: int, calls: int) -> None:
-    """Run under ncu: the same copy, ``calls`` times."""
+    """Run under ncu: the same kernel, ``calls`` times (after one fill kernel, which ncu skips)."""
     import torch
 
-    src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
+    src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").fill_(1.5)
     dst = torch.empty_like(src)
     torch.cuda.synchronize()
     for _ in range(calls):
-        dst.copy_(src)
+        torch.neg(src, out=dst)
     torch.cuda.synchronize()
 
 
@@ -50,7 +53,7 @@ def solforge_time(nbytes: int) -> float:
     src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
     dst = torch.empty_like(src)
     pool = ShiftingPool([src, dst], 60, fill_outputs_from=1)
-    m = time_calls(lambda s, d: d.copy_(s), pool.args_for_call, warmup=10, iterations=50,
+    m = time_calls(lambda s, d: torch.neg(s, out=d), pool.args_for_call, warmup=10, iterations=50,
                    device=torch.device("cuda"))
     return m.median_ms
 
@@ -61,8 +64,12 @@ def ncu_time(nbytes: int) -> float | str:
         return "ncu not found"
     # Each profiled launch is replayed with its memory saved and restored: few launches for the big copy.
     count = "20" if nbytes < (1 << 30) else "5"
-    cmd = [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--launch-skip", "3",
-           "--launch-count", count, sys.executable, __file__, "--kernel", str(nbytes), "--calls", "25"]
+    # The child python is the profiled process itself; --target-processes all also follows a launcher.
+    # Only the neg kernels: skip the fill and two warm-up launches.
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--target-processes", "all",
+           "--kernel-name-base", "demangled", "--kernel-name", "regex:neg|unary|elementwise",
+           "--metrics", "gpu__time_duration.sum", "--csv", "--launch-skip", "3", "--launch-count", count,
+           sys.executable, __file__, "--kernel", str(nbytes), "--calls", "25"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     rows = [r for r in csv.reader(io.StringIO(done.stdout)) if len(r) > 5]
     if len(rows) < 2:

@@ -225,12 +225,19 @@ def build_solution(
                 stage_sources(solution, stage / "src")
             except ValueError as exc:
                 return _failure(language, arch, Status.COMPILE_ERROR, str(exc), time.monotonic() - started)
+            pch_dir = None
+            if solution.spec.language is Language.cuda_cpp:
+                from . import pch
+
+                found = pch.find(Path(cache_dir), list(solution.spec.effective_compile_options.cflags))
+                pch_dir = str(found) if found is not None else None
             request = BuildRequest(
                 solution=solution,
                 target_arch=arch,
                 stage_dir=str(stage),
                 module_name=module_name_for(key),
                 import_check=import_check,
+                pch_dir=pch_dir,
             )
             result = _run_worker(request, deadline, memory_limit_bytes)
             report, cacheable = _interpret(result, request, stage, timeout_s, memory_limit_bytes)

@@ -53,6 +53,8 @@ class BuildRequest(BaseModel):
     """``TORCH_EXTENSION_NAME`` for cuda_cpp: unique per cache key, a valid identifier."""
     import_check: bool = True
     """cute_dsl: import the entry module so its module-level ``cute.compile`` calls run."""
+    pch_dir: str | None = None
+    """cuda_cpp: a folder holding a precompiled ``torch/extension.h`` (see :mod:`.pch`), or None."""
 
 
 def _report(request: BuildRequest, *, ok: bool, log: str = "", **fields: object) -> BuildReport:
@@ -121,6 +123,12 @@ def _build_cuda_cpp(request: BuildRequest, stage: Path) -> BuildReport:
     ld_flags, link_warnings = libcuda_link_flags(list(options.ld_flags))
     warnings += link_warnings
     includes = [str(src)]
+    cflags = list(options.cflags)
+    if request.pch_dir:
+        # After the solution's own folder: GCC takes torch/extension.h.gch from here when its flags
+        # match and reads the header itself otherwise (-Winvalid-pch says why in the log).
+        includes.append(request.pch_dir)
+        cflags.append("-Winvalid-pch")
     nvidia = nvidia_include_dir()
     if nvidia is not None:
         includes.append(str(nvidia))
@@ -137,7 +145,7 @@ def _build_cuda_cpp(request: BuildRequest, stage: Path) -> BuildReport:
         module = load(
             name=request.module_name,
             sources=sources,
-            extra_cflags=list(options.cflags),
+            extra_cflags=cflags,
             extra_cuda_cflags=cuda_cflags,
             extra_ldflags=ld_flags,
             extra_include_paths=includes,
@@ -159,6 +167,8 @@ def _build_cuda_cpp(request: BuildRequest, stage: Path) -> BuildReport:
 
     kernels = _kernels(text)
     warnings += logs.collect_warnings(text)
+    if request.pch_dir and "extension.h.gch: not used" in text:
+        warnings.append("the precompiled torch/extension.h was not used (its flags differ); the build read the header")
     for obj in build.glob("*.o"):  # the .so is the artifact; objects only fill the cache
         obj.unlink(missing_ok=True)
 

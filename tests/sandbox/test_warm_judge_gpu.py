@@ -1,0 +1,104 @@
+"""The warm judge and the baselines on a GPU. Skipped without a CUDA GPU."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from solforge.problems import Solution, Status, load_problem
+from solforge.sandbox.api import EvalOptions, EvalRequest
+from solforge.sandbox.evaluate import evaluate
+from solforge.sandbox.warm import WarmJudge
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBLEM = "qwen3_8b_rmsnorm"
+SOLUTIONS = ROOT / "benchmarks" / "solutions" / PROBLEM
+
+
+def _solution(language: str) -> Solution:
+    return Solution.model_validate(json.loads((SOLUTIONS / f"{language}.json").read_text()))
+
+
+def _with_code(code: str, language: str = "pytorch") -> Solution:
+    data = json.loads((SOLUTIONS / "pytorch.json").read_text())
+    data["spec"].update(languages=[language], entry_point="main.py::run")
+    data["sources"] = [{"path": "main.py", "content": code}]
+    return Solution.model_validate(data)
+
+
+def test_a_clean_cache_gets_compiled_and_eager_baselines_on_every_workload(tmp_path: Path) -> None:
+    """The fault of 2026-11-29/12-01: torch.compile timed on the first two workloads only."""
+    problem = load_problem(PROBLEM)
+    assert len(problem.workloads) >= 14
+    report = evaluate(EvalRequest(problem=PROBLEM, solution=_solution("pytorch"),
+                                  options=EvalOptions(device="cuda", cache_dir=tmp_path / "cache")))
+    assert [t.evaluation.status for t in report.traces] == [Status.PASSED] * len(problem.workloads)
+    assert len(report.baselines) == len(problem.workloads)
+    for record in report.baselines:
+        assert record.compiled_error is None and record.eager_error is None, record
+        assert record.compiled_ms and record.eager_ms and record.baseline_ms == min(record.compiled_ms, record.eager_ms)
+    for trace in report.traces:
+        assert "was not timed" not in trace.evaluation.log
+
+
+def test_a_candidate_may_use_torch_compile_on_every_workload(tmp_path: Path) -> None:
+    code = ("import torch\n"
+            "@torch.compile(dynamic=False)\n"
+            "def _norm(x, w, eps):\n"
+            "    v = x.float()\n"
+            "    return (v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w\n"
+            "def run(hidden_states, weight, output):\n"
+            "    output.copy_(_norm(hidden_states, weight, 1e-6))\n")
+    solution = _with_code(code)
+    uuids = [w.uuid for w in load_problem(PROBLEM).workloads[:5]]
+    report = evaluate(EvalRequest(problem=PROBLEM, solution=solution, options=EvalOptions(
+        device="cuda", workloads=uuids, time_baseline=False, cache_dir=tmp_path / "cache")))
+    assert [t.evaluation.status for t in report.traces] == [Status.PASSED] * 5, [t.evaluation.log for t in report.traces]
+
+
+@pytest.mark.parametrize("language", ["pytorch", "triton", "cuda_cpp", "cute_dsl"])
+def test_the_warm_judge_is_faster_and_agrees_with_a_fresh_one(language: str, tmp_path: Path) -> None:
+    options = EvalOptions(device="cuda", cache_dir=tmp_path / "cache")
+    request = EvalRequest(problem=PROBLEM, solution=_solution(language), options=options)
+    started = time.monotonic()
+    fresh = evaluate(request)
+    fresh_s = time.monotonic() - started
+    with WarmJudge(device="cuda", gpu_index=0) as judge:
+        evaluate(request, judge=judge)
+        time.sleep(5)  # the spares start up, as between an agent's calls
+        started = time.monotonic()
+        warm = evaluate(request, judge=judge)
+        warm_s = time.monotonic() - started
+        assert judge.starts == 1
+    assert [t.evaluation.status for t in warm.traces] == [t.evaluation.status for t in fresh.traces]
+    assert warm_s < fresh_s, (warm_s, fresh_s)
+    for a, b in zip(warm.traces, fresh.traces, strict=True):
+        ratio = a.evaluation.performance.latency_ms / b.evaluation.performance.latency_ms
+        assert 0.8 < ratio < 1.25, (a.workload.axes, ratio)  # the tight figure is turnaround.py's
+
+
+def test_the_warm_judge_survives_bad_solutions_on_the_gpu(tmp_path: Path) -> None:
+    oob = ("import torch, triton, triton.language as tl\n"
+           "@triton.jit\n"
+           "def k(p):\n"
+           "    tl.store(p + 1 << 40, 1.0)\n"
+           "def run(hidden_states, weight, output):\n"
+           "    k[(1,)](output)\n")
+    hang = "def run(hidden_states, weight, output):\n    while True:\n        pass\n"
+    base = _solution("pytorch")
+    uuids = [load_problem(PROBLEM).workloads[0].uuid]
+    with WarmJudge(device="cuda", gpu_index=0) as judge:
+        for code, language in ((oob, "triton"), (hang, "pytorch")):
+            bad = _with_code(code, language)
+            report = evaluate(EvalRequest(problem=PROBLEM, solution=bad, options=EvalOptions(
+                device="cuda", workloads=uuids, run_timeout_s=10, cache_dir=tmp_path / "cache")), judge=judge)
+            assert report.traces[0].evaluation.status in (Status.RUNTIME_ERROR, Status.TIMEOUT, Status.COMPILE_ERROR)
+        good = evaluate(EvalRequest(problem=PROBLEM, solution=base, options=EvalOptions(
+            device="cuda", workloads=uuids, cache_dir=tmp_path / "cache")), judge=judge)
+        assert good.traces[0].evaluation.status is Status.PASSED
+        assert judge.starts == 1
