@@ -819,6 +819,7 @@ def serve(device: str, root: Path) -> int:
             state.spares.fill(profile)
     finally:
         state.close()
+        shutil.rmtree(root, ignore_errors=True)  # this judge's own folder, also when its caller died
     return 0
 
 

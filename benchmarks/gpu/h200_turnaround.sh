@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The warm-evaluation issue on the GPU, one step per call (each fits a 10-minute command):
+#   tests       the GPU tests of the warm judge and the baselines (a clean cache: compiled and eager
+#               baselines on every workload of a 16-workload problem), then the exploit corpus
+#   turnaround  benchmarks/timing/turnaround.py in all four languages -> $OUT/turnaround.json and .md
+#   fidelity    solforge's timer against ncu --clock-control none for ~10 us, 100 us and 1 ms kernels
+#   pch         the precompiled torch header: a changed cuda_cpp source built with and without it
+# Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
+set -uo pipefail
+step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch}
+source benchmarks/gpu/setup_device.sh
+case "$step" in
+  tests)
+    timeout 560 python3 -m pytest -q -m gpu tests/sandbox/test_warm_judge_gpu.py tests/exploits/test_bad_input.py \
+      -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
+    tail -n 25 "$OUT/gpu_tests.log" ;;
+  turnaround)
+    timeout 580 python3 benchmarks/timing/turnaround.py --out "$OUT/turnaround.json" "${@:2}" > "$OUT/turnaround.log" 2>&1
+    tail -n 12 "$OUT/turnaround.log"; cat "$OUT/turnaround.md" 2>/dev/null ;;
+  fidelity)
+    timeout 500 python3 benchmarks/timing/fidelity.py --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1
+    tail -n 8 "$OUT/fidelity.log" ;;
+  pch)
+    timeout 500 python3 benchmarks/build/bench_pch.py --out "$OUT/build_pch.json" > "$OUT/build_pch.log" 2>&1
+    tail -n 3 "$OUT/build_pch.log" ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
