@@ -36,6 +36,8 @@ from solforge.problems.load import describe_validation_error
 from solforge.tools.base import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, ToolContext, ToolServices, clip
 from solforge.tools.registry import ToolSpec
 
+from .schemas import compact_input, compact_output
+
 log = logging.getLogger("solforge.server")
 
 AgentResolver = Callable[[], str]
@@ -124,10 +126,12 @@ def _schema_cache_path(specs: list[ToolSpec]) -> Path:
     files = {Path(__file__)}
     for spec in specs:
         for model in (spec.input_model, spec.result_model):
-            module = sys.modules.get(model.__module__)
-            if module is not None and getattr(module, "__file__", None):
-                files.add(Path(module.__file__))  # type: ignore[arg-type]
+            for base in model.__mro__:  # a field inherited from a shared base changes the schema too
+                module = sys.modules.get(base.__module__)
+                if module is not None and getattr(module, "__file__", None) and base.__module__.startswith("solforge"):
+                    files.add(Path(module.__file__))  # type: ignore[arg-type]
             digest.update(f"{spec.name}:{model.__module__}.{model.__qualname__};".encode())
+    files.add(Path(__file__).with_name("schemas.py"))  # how the schemas are compacted
     for path in sorted(files):
         try:
             digest.update(path.read_bytes())
@@ -152,8 +156,8 @@ def tool_schemas(specs: list[ToolSpec]) -> Schemas:
         pass
     schemas: Schemas = {
         spec.name: (
-            _argument_model(spec).model_json_schema(by_alias=True),
-            spec.result_model.model_json_schema(),
+            compact_input(_argument_model(spec).model_json_schema(by_alias=True)),
+            compact_output(spec.result_model.model_json_schema()),
         )
         for spec in specs
     }
@@ -224,7 +228,8 @@ def build_tool(
         meta = {"anthropic/maxResultSizeChars": MAX_MAX_CHARS + 10_000}
     arg_model = _argument_model(spec)
     if schemas is None:
-        schemas = (arg_model.model_json_schema(by_alias=True), spec.result_model.model_json_schema())
+        schemas = (compact_input(arg_model.model_json_schema(by_alias=True)),
+                   compact_output(spec.result_model.model_json_schema()))
     return Tool(
         fn=handler,
         name=spec.name,
@@ -238,11 +243,12 @@ def build_tool(
         ),
         is_async=True,
         context_kwarg="ctx",
+        # Only the hints that differ from the protocol's defaults (not read-only, destructive, not
+        # idempotent, open world); no title: the tool's own says it.
         annotations=ToolAnnotations(
-            title=spec.title,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent,
+            read_only_hint=True if spec.read_only else None,
+            destructive_hint=None if spec.read_only or spec.destructive else False,
+            idempotent_hint=True if spec.idempotent else None,
             open_world_hint=False,
         ),
         meta=meta,

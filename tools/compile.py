@@ -44,9 +44,9 @@ class CompileKernelInput(SolutionInput):
     kernel: str | None = Field(default=None, max_length=300)
     """Which kernel to disassemble (substring of its name); default the first one."""
     wait_s: float = Field(default=45.0, ge=0.0, le=MAX_WAIT_S)
-    """How long to wait for the build before answering 'still building'; call again with the same solution to keep waiting."""
+    """Seconds to wait for the build; then 'still building' (call again to keep waiting)."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer's size (logs and disassembly are cut to fit)."""
+    """Largest answer in characters (logs and disassembly are cut to fit)."""
 
 
 class KernelInfo(ToolResult):

@@ -50,18 +50,18 @@ class RunBenchmarkInput(SolutionInput):
     rounds: int = Field(default=3, ge=1, le=10)
     """Correctness rounds per workload, each with fresh random inputs."""
     wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0.0, le=MAX_WAIT_S)
-    """How long to wait for the result before answering with a job_id (wait_job continues)."""
+    """Seconds to wait for the result; then a job_id for wait_job."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer's size (per-workload rows and error logs are cut to fit; raise it for full logs)."""
+    """Largest answer in characters (rows and error logs are cut to fit)."""
 
 
 class SubmitSolutionInput(SolutionInput):
     """The solution to submit as final."""
 
     wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0.0, le=MAX_WAIT_S)
-    """How long to wait for the verdict before answering with a job_id (wait_job continues)."""
+    """Seconds to wait for the verdict; then a job_id for wait_job."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer\'s size in characters (rows are left out to fit; ask for more to see them)."""
+    """Largest answer in characters (rows and error logs are cut to fit)."""
 
 
 class WaitJobInput(ToolModel):
@@ -70,9 +70,9 @@ class WaitJobInput(ToolModel):
     job_id: str = Field(pattern=JOB_ID_PATTERN)
     """The job_id run_benchmark or submit_solution returned to you (32 hex characters)."""
     wait_s: float = Field(default=DEFAULT_WAIT_S, ge=0.0, le=MAX_WAIT_S)
-    """How long to wait for the job to finish; 0 looks without waiting."""
+    """Seconds to wait for the job; 0 looks without waiting."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer\'s size in characters (rows are left out to fit; ask for more to see them)."""
+    """Largest answer in characters (rows and error logs are cut to fit)."""
 
 
 class CancelJobInput(ToolModel):

@@ -29,8 +29,8 @@ class ListProblemsInput(ToolModel):
     text: str | None = Field(default=None, max_length=200)
     """Words that must all appear in the name, description, tags, op type or model."""
     status: Literal["any", "new", "attempted", "submitted", "unsolved"] = "any"
-    """new: you never benchmarked it; attempted: you benchmarked but have no accepted submission;
-    submitted: you have an accepted submission; unsolved: nobody has an accepted submission."""
+    """new (never benchmarked by you), attempted (no accepted submission of yours), submitted (yours
+    accepted) or unsolved (nobody's accepted)."""
     sort: Literal["name", "best_score", "workloads"] = "name"
     """Order of the rows; best_score puts the lowest (most room to improve) first."""
     offset: int = Field(default=0, ge=0)
@@ -197,7 +197,7 @@ class GetProblemInput(ToolModel):
     workload_limit: int = Field(default=16, ge=0, le=200)
     """Workloads to list."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer's size; the reference is cut to fit and can be read whole with a larger value."""
+    """Largest answer in characters (a longer reference is cut to fit)."""
 
 
 class TensorInfo(ToolResult):

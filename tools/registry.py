@@ -48,11 +48,9 @@ def all_tools() -> list[ToolSpec]:
             read_only=True,
             idempotent=True,
             description=(
-                "List the kernel-optimisation problems (real operators from production models), one compact row "
-                "each: name, category, op type, source model, workload count, best SOL score so far and your "
-                "status. Filter by category, model, op_type, text or status (new/attempted/submitted/unsolved); "
-                "page with offset. Start here, then call get_problem on one name. Follow the workflow in "
-                "read_docs(topic='protocol')."
+                "List the problems (operators from production models), a row each: name, category, op type, "
+                "model, workloads, best SOL score, your status. Filter by category, model, op_type, text or status; "
+                "page with offset. Start here, then get_problem; the workflow is read_docs(topic='protocol')."
             ),
         ),
         ToolSpec(
@@ -64,11 +62,9 @@ def all_tools() -> list[ToolSpec]:
             read_only=True,
             idempotent=True,
             description=(
-                "Read solforge's documentation: the protocol every agent follows (topic='protocol': workflow, "
-                "solution format, rules, what counts as cheating), the solution format, guides for CUDA C++ with "
-                "inline PTX, CuTe DSL, Triton and PyTorch, the GPU's numbers, and API references. No arguments "
-                "lists the topics; topic=... reads one a page at a time (continue with offset=next_offset); "
-                "query=... searches all topics and returns excerpts with the offset to read from."
+                "solforge's documentation: the protocol (topic='protocol': workflow, format, rules, what counts as "
+                "cheating), guides for CUDA C++ with PTX, CuTe DSL, Triton and PyTorch, GPU numbers, API references. "
+                "No arguments lists topics; topic=... reads one by pages (offset=next_offset); query=... searches."
             ),
         ),
         ToolSpec(
@@ -80,10 +76,9 @@ def all_tools() -> list[ToolSpec]:
             read_only=True,
             idempotent=True,
             description=(
-                "Everything needed to solve one problem: axes, input and output shapes and dtypes, the entry-point "
-                "signature your solution must define (destination-passing style: outputs preallocated, write them "
-                "in place), the PyTorch reference (ground truth), the workloads with their tolerances, and baseline "
-                "times when known. Then write a solution.json and call compile_kernel."
+                "One problem: axes, input and output shapes and dtypes, the entry-point signature (destination "
+                "passing: write the preallocated outputs in place), the PyTorch reference, the workloads and their "
+                "tolerances, baseline times when known. Then write a solution.json and call compile_kernel."
             ),
         ),
         ToolSpec(
@@ -96,11 +91,9 @@ def all_tools() -> list[ToolSpec]:
             idempotent=True,
             long_running=True,
             description=(
-                "Build a solution without using the GPU: returns ok, compiler errors and warnings, and per-kernel "
-                "registers, shared memory and spills; optionally the PTX or SASS of one kernel "
-                "(disassemble='ptx'|'sass', kernel='name'). Pass the solution.json object as `solution`, or "
-                "`solution_path` to a solution.json on this machine. An unchanged solution answers from the build "
-                "cache. Compile before every run_benchmark: it is fast and costs no GPU time."
+                "Build a solution without the GPU: ok, compiler errors and warnings, per-kernel registers, shared "
+                "memory and spills; optionally one kernel's PTX or SASS (disassemble, kernel). An unchanged "
+                "solution answers from the cache. Compile before every run_benchmark: it costs no GPU time."
             ),
         ),
         ToolSpec(
@@ -112,13 +105,10 @@ def all_tools() -> list[ToolSpec]:
             read_only=False,
             long_running=True,
             description=(
-                "Check a solution's correctness and time it on the GPU (queued in the job ledger). Waits up to "
-                "wait_s (<= 50 s) with progress notifications and returns per-workload status, latency, baseline, "
-                "speed-of-light time T_SOL, SOL score and speedup; if the job is not done by then it returns a "
-                "job_id: call wait_job(job_id) to keep waiting, cancel_job(job_id) to stop it. Public seeds; "
-                "every workload unless you list uuids in `workloads` (a few give a faster check). Failed "
-                "workloads show the end of their error log; raise max_chars to see more. The final evaluation "
-                "is submit_solution."
+                "Check a solution and time it on the GPU: per-workload status, latency, baseline, T_SOL, SOL score "
+                "and speedup. Waits up to wait_s with progress, else returns a job_id for wait_job (cancel_job "
+                "stops it). Every workload unless `workloads` lists some. Failed rows end with their error; "
+                "max_chars shows more. The final evaluation is submit_solution."
             ),
         ),
         ToolSpec(
@@ -131,9 +121,8 @@ def all_tools() -> list[ToolSpec]:
             idempotent=True,
             long_running=True,
             description=(
-                "Wait up to wait_s (<= 50 s) for one of your jobs (a job_id from run_benchmark, submit_solution "
-                "or compile_kernel) and return its result, or its state and queue position if it is still "
-                "running. wait_s=0 only looks; max_chars above 8000 shows more rows and longer error logs."
+                "Wait up to wait_s for one of your jobs (run_benchmark, submit_solution or compile_kernel) and "
+                "return its result, or its state and queue position. wait_s=0 only looks."
             ),
         ),
         ToolSpec(
@@ -146,8 +135,8 @@ def all_tools() -> list[ToolSpec]:
             destructive=True,
             idempotent=True,
             description=(
-                "Cancel one of your queued or running jobs; a running job's processes are killed. Use it when you "
-                "have a better version to test, so the GPU is not spent on an outdated one."
+                "Cancel one of your queued or running jobs (its processes are killed), so the GPU is not spent on "
+                "an outdated version."
             ),
         ),
         ToolSpec(
@@ -159,11 +148,9 @@ def all_tools() -> list[ToolSpec]:
             read_only=True,
             idempotent=True,
             description=(
-                "Speed-of-light analysis per workload: FLOPs (tensor-core and other), DRAM bytes, arithmetic "
-                "intensity, whether the workload is memory- or compute-bound, T_SOL on the GPU, and the SOL score "
-                "of a latency. Give job_id of a finished run, or problem plus latency_ms (one number or one per "
-                "workload uuid) to score a time you measured. Tells you how far from the hardware limit you are "
-                "and which resource to optimise for."
+                "Speed of light per workload: FLOPs, DRAM bytes, intensity, memory- or compute-bound, T_SOL and "
+                "the SOL score of a latency. Give a finished job_id, or problem and latency_ms. Says how far from "
+                "the hardware limit you are and which resource to optimise."
             ),
         ),
         ToolSpec(
@@ -175,10 +162,9 @@ def all_tools() -> list[ToolSpec]:
             read_only=False,
             long_running=True,
             description=(
-                "Final evaluation of a solution: secret seeds, every workload plus held-out ones, stricter "
-                "anti-cheating checks. Recorded as your submission with its leaderboard position; a rejected one "
-                "(wrong answer, or REWARD_HACK) is logged too. Submit only after run_benchmark passes every "
-                "workload. Waits up to wait_s, then returns a job_id for wait_job."
+                "Final evaluation: secret seeds, every workload plus held-out ones, the strictest checks; recorded "
+                "as your submission with its rank (a rejected one is logged too). Submit only after run_benchmark "
+                "passes every workload. Waits up to wait_s, then returns a job_id for wait_job."
             ),
         ),
         ToolSpec(
@@ -190,8 +176,8 @@ def all_tools() -> list[ToolSpec]:
             read_only=True,
             idempotent=True,
             description=(
-                "The best accepted submissions: for one problem (ranked agents with score, speedup and "
-                "language), or across problems (per-agent totals). Use it to see what score would beat the best."
+                "The best accepted submissions: for one problem (agents ranked with score, speedup, language), or "
+                "per-agent totals across problems."
             ),
         ),
     ]

@@ -50,19 +50,17 @@ class GetSolScoreInput(ToolModel):
     problem: str | None = Field(default=None, max_length=200)
     """Problem name, when analysing without a job (omit it with job_id)."""
     latency_ms: float | dict[str, float] | None = None
-    """Latency to score in MILLISECONDS (1 us = 0.001): one number for every workload, or {workload uuid: ms}.
-    Omit for the bounds alone."""
+    """Latency to score in MILLISECONDS (1 us = 0.001): one for every workload, or {uuid: ms}; omit for bounds."""
     baseline_ms: float | dict[str, float] | None = None
-    """Baseline T_b in milliseconds to score against; default: your latest run of the problem on the same GPU
-    model (never a CPU run)."""
+    """Baseline T_b in ms; default: your latest run of the problem on the same GPU model."""
     workloads: list[str] | None = Field(default=None, max_length=256)
     """Workload uuids to include; default all (for a job: the workloads it ran)."""
     gpu: str | None = Field(default=None, max_length=100)
-    """GPU whose peaks to use (H200, H100-SXM, B200, A100, ...); default the run's GPU, else this server's, else H200."""
+    """Peaks of this GPU (H200, H100-SXM, B200, A100, ...); default the run's, else this server's, else H200."""
     offset: int = Field(default=0, ge=0)
     """Rows to skip (paging): pass the next_offset of the previous answer."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
-    """Bound on the answer's size in characters, text and structured alike (rows past it continue at next_offset)."""
+    """Largest answer in characters (rows past it continue at next_offset)."""
 
 
 class SolRow(ToolResult):

@@ -22,12 +22,11 @@ class SolutionInput(ToolModel):
     """The fields every tool that takes a solution shares. Give exactly one of solution and solution_path."""
 
     problem: str | None = Field(default=None, max_length=200)
-    """Problem name; defaults to the solution's 'definition' field."""
+    """Default: the solution's 'definition'."""
     solution: dict[str, Any] | None = None
-    """The solution.json object itself: {name, definition, author, spec: {languages, entry_point, ...}, sources: [{path, content}]}."""
+    """The solution.json object: {name, definition, author, spec: {languages, entry_point}, sources: [{path, content}]}."""
     solution_path: str | None = Field(default=None, max_length=4096)
-    """Path of a solution.json on the server's machine (stdio servers). A source listed with a path and no
-    content is read from that path, relative to the solution.json's folder."""
+    """A solution.json on the server's machine; a source with a path and no content is read beside it."""
 
 
 def read_sources_beside(data: dict[str, Any], folder: Path) -> None:

@@ -47,11 +47,11 @@ async def test_tools_are_listed_with_titles_annotations_and_schemas(client: Clie
         tool = tools[name]
         assert tool.title and tool.description and len(tool.description) > 80
         assert tool.annotations is not None
-        assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint) == (
-            read_only,
-            destructive,
-        )
-        assert tool.annotations.idempotent_hint == idempotent and tool.annotations.open_world_hint is False
+        # A hint left out takes the protocol's default: not read-only, destructive, not idempotent.
+        hints = tool.annotations
+        assert bool(hints.read_only_hint) == read_only
+        assert (True if hints.destructive_hint is None else hints.destructive_hint) == (destructive or read_only)
+        assert bool(hints.idempotent_hint) == idempotent and hints.open_world_hint is False
         assert (
             tool.input_schema["type"] == "object" and tool.input_schema.get("additionalProperties") is False
         )
@@ -60,11 +60,25 @@ async def test_tools_are_listed_with_titles_annotations_and_schemas(client: Clie
             assert prop.get("description"), f"{name}: every argument is described for the model"
 
 
+async def test_the_tool_listing_fits_a_small_context(client: Client) -> None:
+    """Every agent pays for tools/list before its first call: at most 16,000 characters, compact."""
+    listing = await client.list_tools()
+    size = len(json.dumps(listing.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":")))
+    assert size <= 16_000, size
+    specs = {spec.name: spec for spec in all_tools()}
+    for tool in listing.tools:
+        assert '"title"' not in json.dumps(tool.input_schema)  # pydantic's titles repeat the names
+        assert tool.output_schema is not None  # structured output kept, naming every field of the result
+        assert set(tool.output_schema["properties"]) == set(specs[tool.name].result_model.model_fields)
+
+
 async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     result = await client.call_tool(name, args)
     assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
     text = result.content[0].text  # type: ignore[union-attr]
     assert len(text) <= 8000 and result.structured_content is not None
+    schema = {t.name: t for t in (await client.list_tools()).tools}[name].output_schema
+    assert schema is not None and set(result.structured_content) <= set(schema["properties"])
     assert len(json.dumps(result.structured_content)) <= 8000
     return text, result.structured_content
 
