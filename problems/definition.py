@@ -108,7 +108,8 @@ class Definition(FormatModel):
         for kind, specs in (("inputs", self.inputs), ("outputs", self.outputs)):
             for tensor_name, spec in specs.items():
                 for dim in spec.shape or []:
-                    if isinstance(dim, str) and dim not in self.axes:
+                    # A digit string is a literal size, as SOL-ExecBench reads it ("1" in ["1", "H"]).
+                    if isinstance(dim, str) and not dim.isdigit() and dim not in self.axes:
                         raise ValueError(
                             f"{kind}.{tensor_name}.shape names axis {dim!r}, which is not declared in axes; "
                             f"declare it or use one of {sorted(self.axes)}"
@@ -172,7 +173,7 @@ class Definition(FormatModel):
         """The concrete shape of one tensor for resolved axis sizes (None for a Python scalar)."""
         if spec.shape is None:
             return None
-        return tuple(sizes[d] if isinstance(d, str) else int(d) for d in spec.shape)
+        return tuple(sizes[d] if isinstance(d, str) and not d.isdigit() else int(d) for d in spec.shape)
 
     def input_shapes(self, sizes: dict[str, int]) -> dict[str, tuple[int, ...] | None]:
         return {n: self.shape_of(s, sizes) for n, s in self.inputs.items()}

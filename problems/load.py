@@ -56,7 +56,9 @@ def describe_validation_error(exc: ValidationError, where: str) -> str:
         if err["type"] == "missing":
             hint = " (add this field)"
         elif err["type"] in ("literal_error", "enum"):
-            hint = f" (allowed: {err.get('ctx', {}).get('expected', '')})"
+            expected = str(err.get("ctx", {}).get("expected", ""))
+            if expected and expected not in msg:  # pydantic's own message usually lists them already
+                hint = f" (allowed: {expected})"
         lines.append(f"{where}: {loc}: {msg}{hint}")
     more = len(exc.errors()) - 8
     if more > 0:

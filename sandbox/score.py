@@ -277,15 +277,18 @@ def geomean(values: Iterable[float]) -> float:
 
 
 def is_below_sol(t_k: float, t_sol: float, margin: float = SOL_MARGIN, slack_ms: float = SOL_TIMER_SLACK_MS) -> bool:
-    """Whether a measured time (ms) is faster than the hardware allows: ``t_k < margin * t_sol - slack_ms``.
+    """Whether a measured time (ms) is faster than the hardware allows: ``t_k < margin * t_sol - slack_ms``,
+    or below half of ``t_sol`` whatever the slack.
 
-    See :data:`SOL_MARGIN` for why the margin. The strictest honest input is the datasheet floor::
+    See :data:`SOL_MARGIN` for why the margin. The timer's slack would let anything pass for a T_SOL
+    under a microsecond; no timer error halves a time, so half of T_SOL stays impossible there too.
+    The strictest honest input is the datasheet floor::
 
         spec = match_spec(gpu_name)
         floor = physical_floor_ms(counts, datasheet_peaks(spec)) if spec else sol_time(counts, peaks).t_sol_ms
         if is_below_sol(latency_ms, floor): ...  # REWARD_HACK
     """
-    return t_k < margin * t_sol - slack_ms
+    return t_k < margin * t_sol - slack_ms or t_k < 0.5 * t_sol
 
 
 def arithmetic_intensity(counts: SolCounts) -> float:

@@ -194,6 +194,8 @@ def build_tool(
         The (input, output) schemas, when already known (:func:`tool_schemas`).
     """
     has_max_chars = "max_chars" in spec.input_model.model_fields
+    pages = [f for f in ("offset", "workload_offset") if f in spec.input_model.model_fields]
+    hint = "ask for more with max_chars" + (f", or page with {pages[0]}" if pages else "")
 
     async def handler(ctx: Context, **arguments: Any) -> CallToolResult:
         try:
@@ -213,7 +215,7 @@ def build_tool(
         except Exception as exc:
             raise tool_error(exc, spec.name) from exc
         limit = int(getattr(args, "max_chars", DEFAULT_MAX_CHARS)) if has_max_chars else DEFAULT_MAX_CHARS
-        text, cut = clip(result.render(), limit, hint="ask for more with max_chars, or page with offset")
+        text, cut = clip(result.render(), limit, hint=hint)
         if cut:
             log.warning("tool %s answer cut to %d characters", spec.name, limit)
         return CallToolResult(

@@ -7,6 +7,7 @@ nothing of MCP: the server (``solforge.server``) registers it, and tests call it
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,3 +209,36 @@ def clip_lines(lines: list[str], max_lines: int, max_chars: int) -> tuple[list[s
         kept.append(line)
         used += len(line) + 1
     return kept, len(lines) - len(kept)
+
+
+_MARKER_ONLY = re.compile(r"^[\s^~|+-]*$")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Warning)\b:?")
+_LOCATION = re.compile(r'(:\d+\b|File ".*", line \d+)')
+_ERROR_WORDS = re.compile(r"(error|exception|failed|undefined|not found|invalid)", re.IGNORECASE)
+
+
+def error_blocks(log: str, max_blocks: int = 12, max_chars: int = 300) -> list[str]:
+    """The distinct errors of a log, one entry each: a line that starts a message, with the indented
+    lines under it (a source line, a caret) folded into it, so one SyntaxError is one entry."""
+    blocks: list[list[str]] = []
+    for line in log.splitlines():
+        if not line.strip():
+            continue
+        continues = line[:1].isspace() or _MARKER_ONLY.match(line)
+        # Python puts the exception line after the location, source and caret it explains.
+        explains = _EXCEPTION_LINE.match(line) and blocks and _LOCATION.search(blocks[-1][0])
+        if blocks and (continues or explains):
+            blocks[-1].append(line.strip())
+        else:
+            blocks.append([line.strip()])
+    out = [" | ".join(b)[:max_chars] for b in blocks]
+    return list(dict.fromkeys(out))[:max_blocks]
+
+
+def key_error_line(text: str) -> str:
+    """The line of a log that says what went wrong: the last one naming an error, else the last one
+    that is more than a caret or a marker."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("[... ")]
+    meaningful = [ln for ln in lines if not _MARKER_ONLY.match(ln)]
+    named = [ln for ln in meaningful if _ERROR_WORDS.search(ln)]
+    return (named or meaningful or [text.strip()])[-1]

@@ -297,7 +297,7 @@ def build_result(
 
 _PYTHON_LANGUAGES = frozenset(lang.value for lang in Language if not lang.is_cpp)
 _PYTHON_NOTE = (
-    "Python sources are only byte-compiled here; imports and the entry point are checked when "
+    "Python sources are byte-compiled and their entry point is looked up here; their imports run when "
     "run_benchmark loads the module."
 )
 

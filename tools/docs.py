@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import Field
 
+from solforge.problems.load import close_names
+
 from .base import MAX_MAX_CHARS, ToolContext, ToolModel, ToolResult
 from .errors import ToolInputError
 
@@ -122,6 +124,7 @@ class DocStore:
         key = next((t for t in files if _topic_key(t) == wanted), wanted)
         if key not in files:
             close = [t for t in files if wanted in _topic_key(t) or _topic_key(t) in wanted]
+            close += [t for t in close_names(wanted, list(files)) if t not in close]
             raise ToolInputError(
                 f"no documentation topic {topic!r}"
                 + (f"; did you mean {close}?" if close else "")

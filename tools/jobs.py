@@ -25,9 +25,19 @@ from .base import (
     ToolModel,
     ToolResult,
     clip,
+    error_blocks,
+    key_error_line,
 )
 from .errors import ToolInputError
-from .ledger_port import JobSnapshot, cancel_job_for, enqueue, job_for, submission_for_job, wait_for
+from .ledger_port import (
+    JobSnapshot,
+    benchmark_verdict,
+    cancel_job_for,
+    enqueue,
+    job_for,
+    submission_for_job,
+    wait_for,
+)
 from .solutions import SolutionInput, solution_and_problem
 
 if TYPE_CHECKING:
@@ -168,6 +178,8 @@ class JobResult(ToolResult):
     submission: SubmissionInfo | None = None
     error: str | None = None
     """Why the job failed (an infrastructure fault, not your code) or was cancelled."""
+    warning: str | None = None
+    """submit_solution: the solution's latest benchmark failed, or it never ran one."""
     next_step: str
 
     def render(self) -> str:
@@ -175,6 +187,8 @@ class JobResult(ToolResult):
         if self.elapsed_s is not None:
             head += f" after {self.elapsed_s:.0f} s"
         out = [head]
+        if self.warning:
+            out.append(f"WARNING: {self.warning}")
         if self.state in ("queued", "running"):
             if self.queue_position is not None and self.state == "queued":
                 out.append(f"{_plural(self.queue_position, 'job')} ahead in the queue")
@@ -313,9 +327,6 @@ def _tail(text: str, limit: int) -> str:
     return marker.format(start) + text[start:]
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("[... ")]
-    return lines[-1] if lines else text.strip()
 
 
 def workload_results(report: EvalReport) -> list[WorkloadResult]:
@@ -364,7 +375,7 @@ def _budget_logs(rows: list[WorkloadResult], max_chars: int) -> None:
             continue
         full = row.log
         if full in seen:
-            row.log = clip(f"same error as {seen[full]}: {_last_line(full)}", REPEAT_LOG_CHARS)[0]
+            row.log = clip(f"same error as {seen[full]}: {key_error_line(full)}", REPEAT_LOG_CHARS)[0]
             continue
         row.log = _tail(full, first_limit if not seen else other_limit)
         seen[full] = row.uuid
@@ -387,8 +398,7 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
     if snap.build is not None and snap.report is None:
         result.compile_ok = snap.build.ok
         if not snap.build.ok:
-            errors = [ln.strip() for ln in snap.build.log.splitlines() if ln.strip()][:12]
-            result.compile_errors = [e[:300] for e in errors]
+            result.compile_errors = error_blocks(snap.build.log)
     report = snap.report
     if report is not None:
         result.device = report.device
@@ -397,8 +407,7 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         result.ran = report.ran
         if report.build is not None and not report.build.ok:
             result.compile_ok = False
-            errors = [ln.strip() for ln in report.build.log.splitlines() if ln.strip()][:12]
-            result.compile_errors = [e[:300] for e in errors]
+            result.compile_errors = error_blocks(report.build.log)
         rows = workload_results(report)
         result.total = len(rows)
         result.passed = sum(1 for r in rows if r.status == "PASSED")
@@ -408,7 +417,12 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         result.geomean_speedup = _geomean([r.speedup for r in rows if r.status == "PASSED" and r.speedup])
         # Failed and slowest-relative-to-SOL workloads first: they are what the agent must look at.
         rows.sort(key=lambda r: (r.status == "PASSED", r.score if r.score is not None else -1.0))
-        _budget_logs(rows, max_chars)
+        if report.build is not None and not report.build.ok:
+            # One build failed for every workload: compile_errors says it once, rows only name their status.
+            for row in rows:
+                row.log = None
+        else:
+            _budget_logs(rows, max_chars)
         result.workloads = rows
         while len(result.render()) > max_chars - 200 and result.workloads:
             result.workloads.pop()
@@ -508,8 +522,11 @@ async def submit_solution(args: SubmitSolutionInput, ctx: ToolContext) -> JobRes
         When this server has no ledger.
     """
     solution, problem = solution_and_problem(args, ctx)
+    warning = await benchmark_verdict(ctx, problem, solution)
     job_id = await enqueue(ctx, "submit", problem, solution, workloads=None, rounds=None)
-    return await _wait(ctx, job_id, args.wait_s, args.max_chars)
+    result = await _wait(ctx, job_id, args.wait_s, args.max_chars)
+    result.warning = warning
+    return result
 
 
 async def wait_job(args: WaitJobInput, ctx: ToolContext) -> JobResult:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+
 from solforge.problems import CATALOGUE_DIR
 
 from .base import ToolContext
@@ -417,3 +419,25 @@ async def overall_rows(ctx: ToolContext, limit: int) -> tuple[list[dict[str, Any
             }
         )
     return rows, len(ordered)
+
+
+async def benchmark_verdict(ctx: ToolContext, problem: Problem, solution: Solution) -> str | None:
+    """A warning when the caller submits a solution whose latest benchmark failed, or that it never ran."""
+    ledger = await _ledger(ctx)
+    digest = solution.content_hash()
+    try:
+        history = await ledger.agent_history_async(ctx.agent, limit=200)
+    except Exception:  # an agent the ledger does not know yet has no history
+        return "this solution was never benchmarked: run_benchmark shows its failures before a submission counts"
+    runs = [j for j in history.jobs if j.kind == "benchmark" and j.solution_hash == digest and j.problem == problem.name]
+    done = [j for j in runs if j.status == "done"]
+    if not done:
+        return "this solution was never benchmarked: run_benchmark shows its failures before a submission counts"
+    latest = done[0]  # newest first
+    statuses = [r.status for r in await anyio.to_thread.run_sync(ledger.job_runs, latest.id, ctx.agent)]
+    failed = [s for s in statuses if s != "PASSED"]
+    if failed:
+        kinds = ", ".join(sorted(set(failed)))
+        return (f"its latest run_benchmark (job {latest.id}) failed on {len(failed)} of {len(statuses)} workloads "
+                f"({kinds}): a submission with a failing workload is rejected")
+    return None

@@ -173,3 +173,20 @@ def test_expressions_are_arithmetic_only() -> None:
     for bad in ("__import__('os')", "a.__class__", "[a for a in b]", "open('x')"):
         with pytest.raises(ExpressionError):
             expr.evaluate(bad, {"a": 1, "b": 2})
+
+
+def test_a_digit_in_a_shape_is_a_literal_size_as_sol_execbench_reads_it(tmp_path: Path) -> None:
+    """SOL-ExecBench's own axis check skips digit strings: ["1", "hidden_size"] is a shape of size 1 x H."""
+    from solforge.problems import load_problem
+    from solforge.tools.testing import rmsnorm_definition, write_problem
+
+    data = rmsnorm_definition("literal_dims")
+    data["inputs"]["weight"]["shape"] = ["1", "hidden_size"]
+    problem = load_problem(write_problem(tmp_path, data) / "literal_dims")
+    assert problem.definition.inputs["weight"].shape == ["1", "hidden_size"]  # kept as written, for the round trip
+    sizes = problem.definition.resolve_axes(problem.workloads[0].axes)
+    assert problem.definition.input_shapes(sizes)["weight"] == (1, problem.definition.axes["hidden_size"].value)
+    undeclared = rmsnorm_definition("bad_dims")
+    undeclared["inputs"]["weight"]["shape"] = ["one", "hidden_size"]
+    with pytest.raises(FormatError, match="names axis 'one', which is not declared"):
+        load_problem(write_problem(tmp_path, undeclared) / "bad_dims")

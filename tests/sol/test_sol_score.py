@@ -164,6 +164,7 @@ def test_below_sol() -> None:
     assert not is_below_sol(0.95, t_sol)
     assert not is_below_sol(2.0, t_sol)
     assert not is_below_sol(0.0005, 0.001)  # microsecond-scale: within the timer's resolution
+    assert is_below_sol(0.0002, 0.001)  # but five times faster than a 1 us T_SOL is impossible all the same
     assert is_below_sol(0.5, 1.0, margin=0.6, slack_ms=0.0)
 
 

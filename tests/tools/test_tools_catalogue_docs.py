@@ -154,6 +154,28 @@ async def test_get_problem_cuts_a_huge_reference_to_max_chars(tmp_path: Path) ->
     assert len(full.reference or "") > len(result.reference or "")
 
 
+def test_get_problem_with_a_small_max_chars_keeps_what_a_solution_must_match() -> None:
+    from solforge.problems import load_problem
+    from solforge.tools.problems import describe_problem
+
+    for name in ("qwen3_8b_rmsnorm", "llama3_1_8b_qkv_proj_gemm"):
+        result = describe_problem(load_problem(name), GetProblemInput(name=name, max_chars=1000))
+        text = result.render()
+        assert len(text) <= 1000, len(text)
+        assert "inputs:  hidden_states [num_tokens, hidden_size] bfloat16" in text and "outputs: " in text
+        assert f"entry point: {result.signature}" in text and result.reference_truncated
+        assert "larger max_chars" in text and "page with offset" not in text
+
+
+def test_a_choice_error_lists_the_choices_once() -> None:
+    from solforge.problems.load import describe_validation_error
+
+    with pytest.raises(ValidationError) as caught:
+        ListProblemsInput(category="llms")  # type: ignore[arg-type]
+    message = describe_validation_error(caught.value, "arguments")
+    assert message.count("'multimodal'") == 1, message
+
+
 async def test_read_docs_topics_read_and_search() -> None:
     services = ToolServices(ToolSettings(include_catalogue=False))
     ctx = context(services)
@@ -187,6 +209,8 @@ async def test_read_docs_bad_topic_and_offset() -> None:
     ctx = context(ToolServices(ToolSettings(include_catalogue=False)))
     with pytest.raises(ToolInputError, match="Topics:"):
         await read_docs(ReadDocsInput(topic="cooking"), ctx)
+    with pytest.raises(ToolInputError, match=r"did you mean \['cute-dsl'\]"):
+        await read_docs(ReadDocsInput(topic="cutedsl"), ctx)
     with pytest.raises(ToolInputError, match="past the end"):
         await read_docs(ReadDocsInput(topic="pytorch", offset=10_000_000), ctx)
     with pytest.raises(ValidationError):

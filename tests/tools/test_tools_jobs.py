@@ -167,6 +167,19 @@ async def test_submission_is_ranked_and_status_follows(ledger_services: ToolServ
         await get_leaderboard(GetLeaderboardInput(problem="nope"), alice)
 
 
+async def test_submitting_an_unbenchmarked_or_failing_solution_warns(ledger_services: ToolServices) -> None:
+    ctx = context(ledger_services, "carol")
+    never = await submit_solution(SubmitSolutionInput(solution=fake_solution(name="c0", workloads=2)), ctx)
+    assert never.warning and "never benchmarked" in never.warning and "WARNING:" in never.render()
+    failing = fake_solution(name="c1", status="INCORRECT_NUMERICAL", workloads=2)
+    assert (await run_benchmark(RunBenchmarkInput(solution=failing), ctx)).state == "done"
+    warned = await submit_solution(SubmitSolutionInput(solution=failing), ctx)
+    assert warned.warning and "failed on 2 of 2 workloads (INCORRECT_NUMERICAL)" in warned.warning
+    good = fake_solution(name="c2", workloads=2)
+    assert (await run_benchmark(RunBenchmarkInput(solution=good), ctx)).state == "done"
+    assert (await submit_solution(SubmitSolutionInput(solution=good), ctx)).warning is None
+
+
 async def test_tools_without_a_ledger_say_so(services: ToolServices) -> None:
     ctx = context(services)
     with pytest.raises(ServiceUnavailable, match="ledger"):
@@ -270,7 +283,7 @@ async def test_compile_without_a_ledger_uses_the_build_pool(services: ToolServic
     ctx = context(services)
     first = await compile_kernel(CompileKernelInput(solution=solution()), ctx)
     assert first.state == "done" and first.ok and first.job_id is None
-    assert first.note and "imports and the entry point are checked when run_benchmark" in first.render()
+    assert first.note and "entry point is looked up here; their imports run when run_benchmark" in first.render()
     again = await compile_kernel(CompileKernelInput(solution=solution()), ctx)
     assert again.ok
     with pytest.raises(ToolInputError, match="no kernels"):
@@ -399,6 +412,23 @@ def test_failure_logs_keep_the_exception_and_fold_repeats() -> None:
     assert small.workloads[0].log and small.workloads[0].log.endswith("ValueError: the real cause")
     assert "earlier characters cut" in small.workloads[0].log and len(small.render()) <= 8000
     assert big.workloads[0].log and len(big.workloads[0].log) > 4 * len(small.workloads[0].log)
+
+
+def test_a_failed_build_is_one_error_said_once() -> None:
+    log = "main.py:1\n    def run(:\n            ^\nSyntaxError: invalid syntax"
+    build = {"ok": False, "status": "COMPILE_ERROR", "language": "pytorch", "log": log}
+    snap = _snapshot([_trace(f"w{i}", "COMPILE_ERROR", log) for i in range(9)], build=build)
+    result = result_from_snapshot(snap, 8000)
+    assert result.compile_errors == ["main.py:1 | def run(: | ^ | SyntaxError: invalid syntax"]
+    assert all(r.log is None and r.status == "COMPILE_ERROR" for r in result.workloads)
+    assert len(result.render()) < 1200 and result.render().count("SyntaxError") == 1
+
+
+def test_a_repeated_error_names_its_cause_not_its_caret() -> None:
+    log = 'Traceback (most recent call last):\n  File "main.py", line 3, in run\n    x[9]\n    ~^^^\nIndexError: out of range\n    ^^^^'
+    snap = _snapshot([_trace(f"w{i}", "RUNTIME_ERROR", log) for i in range(3)])
+    first, *rest = result_from_snapshot(snap, 8000).workloads
+    assert all(r.log == f"same error as {first.uuid}: IndexError: out of range" for r in rest)
 
 
 def test_wrong_answers_carry_their_error_statistics() -> None:

@@ -163,6 +163,17 @@ async def test_a_latency_below_the_speed_of_light_is_flagged_not_scored(score_se
     assert 0.5 < (honest.rows[0].score or 0) < 1 and honest.rows[0].issue is None
 
 
+async def test_five_times_below_a_sub_microsecond_t_sol_is_impossible(score_services: ToolServices) -> None:
+    """The timer's slack (1 us) must not turn an impossible time into 'within the model's error'."""
+    ctx = context(score_services)
+    probe = await get_sol_score(GetSolScoreInput(problem=RMSNORM, latency_ms=1.0, gpu="H200"), ctx)
+    t_sol = min(r.t_sol_ms for r in probe.rows)
+    assert t_sol < SOL_TIMER_SLACK_MS  # a tiny workload: the slack alone would excuse anything
+    fast = await get_sol_score(GetSolScoreInput(problem=RMSNORM, latency_ms=t_sol / 5, gpu="H200"), ctx)
+    row = min(fast.rows, key=lambda r: r.t_sol_ms)
+    assert row.below_sol == "impossible" and row.score is None
+
+
 async def test_times_are_milliseconds_like_run_benchmark(score_services: ToolServices) -> None:
     ctx = context(score_services)
     result = await get_sol_score(
