@@ -61,6 +61,10 @@ REPEAT_TIMEOUT_S = 15.0
 """After a workload hung, the next one gets this long (or four times the slowest passing workload,
 whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
 BASELINE_TIMEOUT_S = 600.0
+TRITON_INTERPRETER_NOTE = (
+    ". This ran in Triton's CPU interpreter, which returns NaN/Inf for some bf16 x bf16 multiplies a GPU "
+    "computes fine: multiply in fp32 (.to(tl.float32) after the load), or check on a GPU server "
+    "(read_docs(topic='triton'), Debugging)")
 SPARE_WARM_WAIT_S = 30.0
 """Before a timed loop the judge waits this long at most for spare processes to finish starting."""
 
@@ -493,8 +497,12 @@ class Judge:
                 measured = Correctness(max_absolute_error=check.max_absolute_error,
                                        max_relative_error=check.max_relative_error,
                                        matched_ratio=check.matched_ratio, rounds=r + 1) if check.errors_measured else None
-                return failed_trace(self.problem, self.solution.name, workload, check.status,
-                                    f"round {r + 1}/{rounds}: {check.message}", self.env, measured)
+                message = f"round {r + 1}/{rounds}: {check.message}"
+                if self.device.type == "cpu" and self.solution.spec.language is Language.triton \
+                        and "non-finite" in check.message:
+                    message += TRITON_INTERPRETER_NOTE
+                return failed_trace(self.problem, self.solution.name, workload, check.status, message, self.env,
+                                    measured)
             worst.max_absolute_error = max(worst.max_absolute_error, check.max_absolute_error)
             worst.max_relative_error = max(worst.max_relative_error, check.max_relative_error)
             worst.matched_ratio = min(worst.matched_ratio, check.matched_ratio)

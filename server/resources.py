@@ -83,18 +83,34 @@ OPTIMISE_PROMPT = """\
 Optimise the solforge problem `{problem}`{language_clause}.
 
 Follow the solforge protocol (read_docs(topic='protocol') if you have not read it in this session):
-1. get_problem(name='{problem}'): read the reference, shapes, dtypes, workloads and tolerances.
-2. get_sol_score(problem='{problem}', latency_ms=<baseline>) or the baseline times in get_problem tell you
-   whether each workload is memory- or compute-bound, and how far the baseline is from speed of light.
-3. Write solution.json (read_docs(topic='solution-format')): destination-passing style, outputs written in place.
-4. compile_kernel until it builds cleanly; check registers, shared memory and spills.
-5. run_benchmark; if it returns a job_id, wait_job(job_id). Every workload must be PASSED.
-6. get_sol_score(job_id=...) and iterate on the slowest workloads relative to T_SOL.
-7. submit_solution when run_benchmark passes everywhere and you cannot improve further.
+{steps}
 Never cheat: no unjoined side streams, no caching outputs across calls, no lazy outputs, no timer patching,
 no reading the reference's outputs, no precision below the tolerance, no shape-specialised shortcuts that
 break on unseen shapes. Report progress briefly after each benchmark: score, speedup, what you try next.
 """
+
+
+GPU_STEPS = """\
+1. get_problem(name='{problem}'): read the reference, shapes, dtypes, workloads and tolerances.
+2. get_sol_score(problem='{problem}', latency_ms=<baseline>) or the baseline times in get_problem tell you
+   whether each workload is memory- or compute-bound, and how far the baseline is from speed of light.
+3. Write solution.json (read_docs(topic='solution-format')): destination-passing style, outputs written in place.
+4. compile_kernel until it builds cleanly; check registers, shared memory and spills (C++ and CuTe DSL).
+5. run_benchmark; if it returns a job_id, wait_job(job_id). Every workload must be PASSED.
+6. get_sol_score(job_id=...) and iterate on the slowest workloads relative to T_SOL.
+7. submit_solution when run_benchmark passes everywhere and you cannot improve further."""
+
+CPU_STEPS = """\
+This server has no GPU: run_benchmark checks pytorch and triton solutions on the CPU (triton through its
+interpreter) and their timings are CPU timings, with no baseline on a GPU and no SOL score; cuda_cpp and
+cute_dsl solutions are compiled (registers, shared memory and spills are reported) but not run.
+1. get_problem(name='{problem}'): read the reference, shapes, dtypes, workloads and tolerances.
+2. get_sol_score(problem='{problem}') tells you whether each workload is memory- or compute-bound on a GPU
+   (H200 by default) and its speed-of-light time there.
+3. Write solution.json (read_docs(topic='solution-format')): destination-passing style, outputs written in place.
+4. compile_kernel until it builds cleanly.
+5. run_benchmark for correctness; if it returns a job_id, wait_job(job_id). Every workload must be PASSED.
+6. submit_solution when it passes everywhere; its score comes when a GPU server evaluates it."""
 
 
 def register_prompts(mcp: MCPServer, services: ToolServices) -> None:
@@ -129,4 +145,7 @@ def register_prompts(mcp: MCPServer, services: ToolServices) -> None:
                 f"prompt optimise: unknown language {language!r}; use one of {choices}, or leave it out",
             )
         clause = f" in {wanted}" if wanted else ""
-        return OPTIMISE_PROMPT.format(problem=problem, language_clause=clause)
+        from solforge.tools.score import local_gpu
+
+        steps = (GPU_STEPS if local_gpu() else CPU_STEPS).format(problem=problem)
+        return OPTIMISE_PROMPT.format(problem=problem, language_clause=clause, steps=steps)

@@ -49,10 +49,13 @@ class GetLeaderboardResult(ToolResult):
         entries = "entry" if self.total_entries == 1 else "entries"
         lines = [f"{title} ({self.total_entries} {entries}):"]
         for r in self.rows:
-            extra = f" speedup {r.speedup:.2f}x" if r.speedup else ""
+            cpu = (r.hardware or "").lower() == "cpu"
+            # A CPU submission has no SOL score (it counts 0) and its speedup is a CPU timing: say so.
+            score = "CPU run, no SOL score" if cpu else f"{r.score:.3f}"
+            extra = f" speedup {r.speedup:.2f}x" + (" on the CPU" if cpu else "") if r.speedup else ""
             extra += f" {r.problems} problems" if r.problems is not None else ""
             extra += f" [{r.solution}]" if r.solution else ""
-            lines.append(f"{r.rank:>3}. {r.agent}: {r.score:.3f}{extra}")
+            lines.append(f"{r.rank:>3}. {r.agent}: {score}{extra}")
         if self.your_rank is not None:
             lines.append(f"You are #{self.your_rank}.")
         return "\n".join(lines)

@@ -44,6 +44,8 @@ class ProblemScore:
     best_score: float | None
     your_best: float | None
     status: Literal["new", "attempted", "submitted"]
+    best_on_cpu: bool = False
+    """The best submission was timed on a CPU (no SOL score; it counts 0)."""
 
 
 @dataclass
@@ -302,7 +304,8 @@ async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], 
         ledger = await _ledger(ctx)
     except ServiceUnavailable:
         return {}, False  # listing still works while the ledger is down
-    best = {s.problem: s.score for s in await ledger.best_per_problem_async()}
+    best_rows = {s.problem: s for s in await ledger.best_per_problem_async()}
+    best = {name: s.score for name, s in best_rows.items()}
     mine: dict[str, float] = {}
     attempted: set[str] = set()
     try:
@@ -319,7 +322,9 @@ async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], 
         status: Literal["new", "attempted", "submitted"] = (
             "submitted" if name in mine else "attempted" if name in attempted else "new"
         )
-        out[name] = ProblemScore(best_score=best.get(name), your_best=mine.get(name), status=status)
+        on_cpu = name in best_rows and (best_rows[name].hardware or "").lower() == "cpu"
+        out[name] = ProblemScore(best_score=best.get(name), your_best=mine.get(name), status=status,
+                                 best_on_cpu=on_cpu)
     return out, True
 
 

@@ -58,6 +58,8 @@ class ProblemRow(ToolResult):
     your_best: float | None = None
     """Your best accepted SOL score."""
     status: Literal["new", "attempted", "submitted"] = "new"
+    best_on_cpu: bool = False
+    """The best accepted submission ran on a CPU: it has no SOL score (0 is not a bad kernel)."""
 
     def line(self) -> str:
         parts = [
@@ -67,7 +69,8 @@ class ProblemRow(ToolResult):
             self.model or "-",
             f"{self.workloads} wl",
         ]
-        score = "best -" if self.best_score is None else f"best {self.best_score:.3f}"
+        score = ("best -" if self.best_score is None else "best: a CPU run (no SOL score)" if self.best_on_cpu
+                 else f"best {self.best_score:.3f}")
         if self.your_best is not None:
             score += f" (yours {self.your_best:.3f})"
         parts += [score, self.status]
@@ -136,6 +139,7 @@ def _row(entry: ProblemEntry, score: ProblemScore | None) -> ProblemRow:
         model=entry.model,
         workloads=entry.workloads,
         best_score=score.best_score if score else None,
+        best_on_cpu=score.best_on_cpu if score else False,
         your_best=score.your_best if score else None,
         status=score.status if score else "new",
     )

@@ -244,7 +244,7 @@ def _peaks(gpu: str) -> Peaks:
     return peaks
 
 
-def _local_gpu() -> str | None:
+def local_gpu() -> str | None:
     from solforge.sandbox.hardware import detect_gpu
 
     info = detect_gpu()
@@ -487,7 +487,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
         assert args.problem is not None
         problem = ctx.services.problems.load(args.problem)
         source = "bounds only"
-        gpu = args.gpu or await anyio.to_thread.run_sync(_local_gpu) or DEFAULT_GPU
+        gpu = args.gpu or await anyio.to_thread.run_sync(local_gpu) or DEFAULT_GPU
         peaks = await anyio.to_thread.run_sync(_peaks, gpu)
         selected = _select(args.workloads, [w.uuid for w in problem.workloads], problem.name, problem.name)
         latencies = _per_workload(args.latency_ms, selected, "latency_ms")

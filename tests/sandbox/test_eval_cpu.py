@@ -167,3 +167,19 @@ def test_compile_only_builds_and_runs_nothing(tmp_path: Path) -> None:
     report = evaluate(EvalRequest(problem=str(DATA), solution=solution, options=opts))
     assert report.build is not None and report.build.ok
     assert report.ran is False and report.traces == [] and "compiled only" in (report.note or "")
+
+
+def test_non_finite_outputs_of_triton_on_the_cpu_name_the_interpreter(tmp_path: Path) -> None:
+    code = ("import torch, triton, triton.language as tl\n"
+            "@triton.jit\n"
+            "def nan_rows(out_ptr, n, BLOCK: tl.constexpr):\n"
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+            "    tl.store(out_ptr + offs, tl.full((BLOCK,), float('nan'), tl.float32).to(tl.bfloat16), mask=offs < n)\n"
+            "def run(hidden_states, weight, eps, output):\n"
+            "    n = output.numel()\n"
+            "    nan_rows[(triton.cdiv(n, 1024),)](output, n, BLOCK=1024)\n")
+    opts = EvalOptions(**{**FAST, "cache_dir": tmp_path / "cache", "workloads": ["a1b2c3d4-0001"]})
+    report = evaluate(EvalRequest(problem=str(DATA), solution=_python_solution(code, language="triton"), options=opts))
+    (trace,) = report.traces
+    assert trace.evaluation.status is Status.INCORRECT_NUMERICAL
+    assert "non-finite" in trace.evaluation.log and "Triton's CPU interpreter" in trace.evaluation.log

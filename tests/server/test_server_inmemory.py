@@ -223,6 +223,13 @@ async def test_prompts(client: Client) -> None:
     assert " in cuda_cpp" in cpp.messages[0].content.text  # type: ignore[union-attr]
     protocol = await client.get_prompt("protocol", {})
     assert "solforge protocol" in protocol.messages[0].content.text  # type: ignore[union-attr]
+    from solforge.tools.score import local_gpu
+
+    if local_gpu() is None:  # a CPU server asks for nothing it cannot give
+        assert "This server has no GPU" in text and "baseline times in get_problem" not in text
+        assert "check registers" not in text
+    else:
+        assert "baseline times in get_problem" in text and "spills" in text
 
 
 async def test_long_calls_send_increasing_progress(client: Client) -> None:

@@ -501,3 +501,17 @@ def test_a_cpu_submission_says_it_has_no_sol_score() -> None:
     snap = _snapshot([_trace("w0", "PASSED")], device="NVIDIA H200")
     snap.kind, snap.submission = "submit", accepted.model_copy(update={"score": 0.62, "best_score": 0.62})
     assert "submission accepted: score 0.620, rank 1 of 1" in result_from_snapshot(snap, 8000).render()
+
+
+def test_cpu_results_read_as_cpu_runs_on_the_boards() -> None:
+    from solforge.tools.leaderboard import GetLeaderboardResult, LeaderboardRow
+    from solforge.tools.problems import ProblemRow
+
+    board = GetLeaderboardResult(problem=RMSNORM, total_entries=2, rows=[
+        LeaderboardRow(rank=1, agent="gpu", score=0.71, speedup=1.9, hardware="NVIDIA H200"),
+        LeaderboardRow(rank=2, agent="local", score=0.0, speedup=0.55, hardware="cpu")])
+    text = board.render()
+    assert "gpu: 0.710 speedup 1.90x" in text
+    assert "local: CPU run, no SOL score speedup 0.55x on the CPU" in text and "0.000" not in text
+    row = ProblemRow(name=RMSNORM, workloads=3, best_score=0.0, best_on_cpu=True)
+    assert "best: a CPU run (no SOL score)" in row.line() and "0.000" not in row.line()
