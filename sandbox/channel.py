@@ -18,7 +18,9 @@ KIND_PICKLE = b"P"
 KIND_JSON = b"J"
 KIND_BYTES = b"B"
 MAX_ANSWER_BYTES = 1 << 31
-"""Answers above 2 GiB are refused: no honest output set is that large on the CPU path."""
+"""Answers above 2 GiB are refused unless the judge expects larger outputs (``recv_frame``'s limit)."""
+MAX_COMMAND_BYTES = 1 << 40
+"""Commands come from the trusted judge: their size is the workload's (CPU inputs above 2 GiB travel too)."""
 
 
 class ChannelClosed(EOFError):
@@ -126,7 +128,7 @@ def recv_pickle(sock: socket.socket) -> Any:
     """Candidate side only: the sender is the trusted judge."""
     import pickle
 
-    kind, payload = recv_frame(sock)
+    kind, payload = recv_frame(sock, MAX_COMMAND_BYTES)
     if kind != KIND_PICKLE:
         raise ValueError(f"expected a pickle frame, got kind {kind!r}")
     return _tensors_from_bytes(pickle.loads(payload))

@@ -259,6 +259,14 @@ class JudgeState:
         self.spares.close()
 
 
+def _blob_limit(references: dict[str, Any]) -> int:
+    """How many bytes a CPU answer's outputs may take: what the reference's take, with room for framing."""
+    from .channel import MAX_ANSWER_BYTES
+
+    expected = sum(int(t.numel()) * int(t.element_size()) for t in references.values() if hasattr(t, "numel"))
+    return max(MAX_ANSWER_BYTES, 2 * expected + (1 << 20))
+
+
 _FailureKind = Literal["hang", "crash", "oom"]
 
 
@@ -482,7 +490,7 @@ class Judge:
                 deadline = time.monotonic() + timeout_s
             answer, blob = self.candidate.request(
                 {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
-                deadline - time.monotonic(), cuda_ipc=cuda_ipc,
+                deadline - time.monotonic(), cuda_ipc=cuda_ipc, blob_limit=_blob_limit(references),
             )
             if not answer.get("ok"):
                 return self._fail(workload, answer)
@@ -574,7 +582,8 @@ class Judge:
             cmd["check_inputs"] = self.to_shared(check_inputs)
             cmd["regen"] = self.regen_recipe(workload, sizes)
         self.quiet_host()
-        answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc)
+        answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc,
+                                              blob_limit=_blob_limit(references))
         if not answer.get("ok"):
             return self._fail(workload, answer, "while timing: ")
         measurement = answer["measurement"]

@@ -96,8 +96,13 @@ class CandidateProcess:
         finally:
             child.close()
 
-    def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool) -> tuple[dict[str, Any], bytes | None]:
-        """Send one command and wait for its answer, killing the process on timeout."""
+    def request(self, cmd: dict[str, Any], timeout_s: float, *, cuda_ipc: bool,
+                blob_limit: int = channel.MAX_ANSWER_BYTES) -> tuple[dict[str, Any], bytes | None]:
+        """Send one command and wait for its answer, killing the process on timeout.
+
+        ``blob_limit`` bounds the outputs a CPU answer may carry (the judge sets it from the outputs
+        it expects, so a hostile answer cannot exhaust its memory and a large honest one still fits).
+        """
         self.sock.settimeout(max(0.05, timeout_s))
         nonce = None
         if self.defences:
@@ -116,7 +121,7 @@ class CandidateProcess:
                         "carry this command's nonce: it was forged by the solution"}, None
             blob = None
             if answer.get("has_blob"):
-                kind, blob = channel.recv_frame(self.sock)
+                kind, blob = channel.recv_frame(self.sock, blob_limit)
                 if kind != channel.KIND_BYTES:
                     raise ValueError(f"expected an output blob, got frame kind {kind!r}")
             return answer, blob

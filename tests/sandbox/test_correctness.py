@@ -100,3 +100,29 @@ def test_compare_outputs_reports_missing_output() -> None:
     assert compare_outputs({"a": torch.ones(3)}, ref, TOL).status is Status.RUNTIME_ERROR
     worst = compare_outputs({"a": torch.ones(3) + 0.001, "b": torch.ones(3)}, ref, TOL)
     assert worst.passed and worst.max_absolute_error == pytest.approx(0.001, rel=1e-3)
+
+
+def test_commands_from_the_judge_may_exceed_the_answer_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inputs above 2 GiB on the CPU were refused by the candidate and blamed on the solution."""
+    import socket
+    import threading
+
+    import torch
+
+    from solforge.sandbox import channel
+    from solforge.sandbox.judge import _blob_limit
+
+    monkeypatch.setattr(channel, "MAX_ANSWER_BYTES", 1 << 20)
+    judge, candidate = socket.socketpair()
+    big = torch.arange(3 << 20, dtype=torch.uint8)  # three times the (shrunk) answer limit
+    sender = threading.Thread(target=channel.send_pickle, args=(judge, {"inputs": [big]}), kwargs={"cuda_ipc": False})
+    sender.start()
+    got = channel.recv_pickle(candidate)
+    sender.join()
+    assert torch.equal(got["inputs"][0], big)
+    # Answers stay bounded, by what the judge expects back.
+    assert _blob_limit({"out": torch.empty(8 << 20, dtype=torch.uint8)}) >= 16 << 20
+    assert _blob_limit({"out": torch.empty(10, dtype=torch.uint8)}) == max(channel.MAX_ANSWER_BYTES, 20 + (1 << 20))
+    candidate.sendall(channel._HEADER.pack(channel.KIND_BYTES, 2 << 20))  # announces more than the limit
+    with pytest.raises(ValueError, match="exceeds"):
+        channel.recv_frame(judge, channel.MAX_ANSWER_BYTES)
