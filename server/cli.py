@@ -279,7 +279,7 @@ def _worker(args: argparse.Namespace) -> int:
 def _init(args: argparse.Namespace) -> int:
     from solforge.server.client_config import init_client
 
-    for path in init_client(args.client, Path(args.dir).resolve(), http=args.http):
+    for path in init_client(args.client, Path(args.dir).resolve(), http=args.http, trust=not args.no_trust):
         print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
 
@@ -344,6 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("client", choices=["claude", "cursor"])
     p.add_argument("--dir", default=".", help="project folder to write into")
     p.add_argument("--http", metavar="URL", help="point the client at a running HTTP server instead of stdio")
+    p.add_argument("--no-trust", action="store_true",
+                   help="claude: do not record the folder as trusted in ~/.claude.json (Claude Code then asks)")
     p.set_defaults(func=_init)
 
     from solforge.server.cli_report import add_report_command

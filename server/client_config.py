@@ -1,6 +1,7 @@
 """``solforge init claude|cursor``: write the MCP client configuration for this machine.
 
-Claude Code reads ``.mcp.json`` (project scope) and ``.claude/settings.local.json``; Cursor reads
+Claude Code reads ``.mcp.json`` (project scope), ``.claude/settings.local.json`` and, for the folder's
+trust, ``~/.claude.json``; Cursor reads
 ``.cursor/mcp.json``. Each file is merged, not overwritten: other servers and settings are kept, and
 only the ``solforge`` entry is replaced. Paths are absolute (this virtual environment's
 ``solforge``), so the files are for this machine; HTTP entries read the bearer token from the
@@ -9,6 +10,7 @@ only the ``solforge`` entry is replaced. Paths are absolute (this virtual enviro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -83,7 +85,35 @@ def _entry(client: Literal["claude", "cursor"], http: str | None) -> dict[str, A
     return entry
 
 
-def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: str | None) -> list[Path]:
+def claude_user_config() -> Path:
+    """Claude Code's own per-user file (projects, trust): ``$CLAUDE_CONFIG_DIR/.claude.json`` or ``~/.claude.json``."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home()) / ".claude.json"
+
+
+def trust_for_claude(target_dir: Path) -> Path:
+    """Record ``target_dir`` as trusted in Claude Code's per-user file (its workspace-trust answer).
+
+    Claude Code counts a project's ``.claude/settings.local.json`` (and so its approval of a
+    ``.mcp.json`` server) only in a trusted folder, or in a git repository that does not track that
+    file; elsewhere ``claude mcp list`` shows the server "Pending approval" and a headless agent is
+    refused it. Everything else in the file is kept; it stays readable by its owner only.
+    """
+    path = claude_user_config()
+    data = _read_json(path)
+    projects = data.setdefault("projects", {})
+    key = str(Path(target_dir).resolve())
+    entry = projects.setdefault(key, {})
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: projects[{key!r}] is not an object; fix or remove it and rerun")
+    entry["hasTrustDialogAccepted"] = True
+    _write_json(path, data)
+    with contextlib.suppress(OSError):
+        path.chmod(0o600)
+    return path
+
+
+def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: str | None,
+                trust: bool = True) -> list[Path]:
     """Write (merge) the MCP configuration of ``client`` into ``target_dir``.
 
     Parameters
@@ -95,6 +125,9 @@ def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: 
     http
         ``HOST:PORT`` (or a URL) of a running ``solforge serve --http`` to connect to; None starts
         solforge over stdio from the client.
+    trust
+        Claude Code only: record the folder as trusted in Claude Code's per-user file, without which
+        its approval of the server does not count outside a git repository (:func:`trust_for_claude`).
 
     Returns
     -------
@@ -132,6 +165,8 @@ def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: 
         env.setdefault("MCP_TIMEOUT", str(STARTUP_TIMEOUT_MS))
         env.setdefault("MCP_TOOL_TIMEOUT", str(TOOL_TIMEOUT_MS))
         written.append(_write_json(settings_path, settings))
+        if trust:
+            written.append(trust_for_claude(target_dir))
     else:
         path = target_dir / ".cursor" / "mcp.json"
         data = _read_json(path)

@@ -10,10 +10,25 @@ import pytest
 from solforge.server.client_config import init_client, solforge_command
 
 
-def test_claude_stdio(tmp_path: Path) -> None:
+@pytest.fixture(autouse=True)
+def claude_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's per-user file goes to a folder of the test's own, never the real ~/.claude.json."""
+    home = tmp_path_factory.mktemp("claude-home")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
+def test_claude_stdio(tmp_path: Path, claude_home: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    (claude_home / ".claude.json").write_text(json.dumps({"userID": "u", "projects": {"/elsewhere": {"x": 1}}}))
     written = init_client("claude", tmp_path, http=None)
-    assert written == [tmp_path / ".mcp.json", tmp_path / ".claude" / "settings.local.json"]
+    assert written == [tmp_path / ".mcp.json", tmp_path / ".claude" / "settings.local.json",
+                       claude_home / ".claude.json"]
+    user = json.loads((claude_home / ".claude.json").read_text())
+    assert user["userID"] == "u" and user["projects"]["/elsewhere"] == {"x": 1}  # kept
+    assert user["projects"][str(tmp_path.resolve())]["hasTrustDialogAccepted"] is True
+    assert (claude_home / ".claude.json").stat().st_mode & 0o077 == 0
+    assert init_client("claude", tmp_path / "other", http=None, trust=False)[-1].name == "settings.local.json"
     servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
     assert set(servers) == {"other", "solforge"}
     entry = servers["solforge"]
