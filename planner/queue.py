@@ -21,12 +21,12 @@ on one slot impossible whatever the code above it does.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from solforge.problems import Solution, Status
 from solforge.sandbox.api import BaselineRecord, EvalReport
+from solforge.sandbox.score import counted_speedup, geomean_or_none
 
 from ._db import Tx
 from .models import TERMINAL_STATUSES
@@ -483,7 +483,7 @@ def submission_params(report: EvalReport, solution: Solution, *, agent: str) -> 
     """
     total = len(report.traces)
     scores: list[float] = []
-    log_speedups: list[float] = []
+    speedups: list[float | None] = []
     passed = 0
     for trace in report.traces:
         ev = trace.evaluation
@@ -493,15 +493,15 @@ def submission_params(report: EvalReport, solution: Solution, *, agent: str) -> 
         passed += 1
         perf = ev.performance
         scores.append(float(perf.sol_score) if perf and perf.sol_score is not None else 0.0)
-        if perf and perf.speedup and perf.speedup > 0:
-            log_speedups.append(math.log(perf.speedup))
+        if perf is not None:
+            speedups.append(counted_speedup(perf.speedup, perf.baseline_latency_ms, perf.sol_latency_ms))
     return {
         "agent": agent,
         "problem": report.problem,
         "solution_name": solution.name,
         "solution_hash": solution.content_hash(),
         "score": sum(scores) / total if total else 0.0,
-        "speedup": math.exp(sum(log_speedups) / len(log_speedups)) if log_speedups else None,
+        "speedup": geomean_or_none(speedups),
         "passed": passed,
         "total": total,
         "hardware": report.device,

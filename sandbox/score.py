@@ -276,6 +276,24 @@ def geomean(values: Iterable[float]) -> float:
     return math.exp(sum(math.log(v) for v in items) / len(items))
 
 
+def geomean_or_none(values: Iterable[float | None]) -> float | None:
+    """The geometric mean of the positive, finite values; None when there are none (every aggregate
+    of speedups and latencies goes through here)."""
+    positive = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
+    return geomean(positive) if positive else None
+
+
+def counted_speedup(speedup: float | None, baseline_ms: float | None, sol_ms: float | None) -> float | None:
+    """A workload's speedup as an aggregate counts it: at most the speedup at speed of light
+    (``baseline / T_SOL``), so that no single workload driven to a near-zero time can carry a geometric
+    mean. Without a T_SOL (CPU timings) the speedup counts as measured."""
+    if speedup is None:
+        return None
+    if baseline_ms and sol_ms and sol_ms > 0:
+        return min(speedup, baseline_ms / sol_ms)
+    return speedup
+
+
 def is_below_sol(t_k: float, t_sol: float, margin: float = SOL_MARGIN, slack_ms: float = SOL_TIMER_SLACK_MS) -> bool:
     """Whether a measured time (ms) is faster than the hardware allows: ``t_k < margin * t_sol - slack_ms``,
     or below half of ``t_sol`` whatever the slack.

@@ -8,13 +8,14 @@ other agent can wait on it, read it or cancel it.
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
+
+from solforge.sandbox.score import counted_speedup, geomean_or_none
 
 from .base import (
     DEFAULT_MAX_CHARS,
@@ -269,13 +270,6 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _geomean(values: list[float]) -> float | None:
-    positive = [v for v in values if v and v > 0]
-    if not positive:
-        return None
-    return math.exp(sum(math.log(v) for v in positive) / len(positive))
-
-
 _SANDBOX_DIR = str(Path(__file__).resolve().parents[1] / "sandbox") + "/"
 """solforge's sandbox sources (a sibling of tools/ in both the editable and the installed layout)."""
 _FRAME_RE = re.compile(r'^\s*File "([^"]*)", line \d+')
@@ -414,7 +408,8 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         scores = [r.score if (r.status == "PASSED" and r.score is not None) else 0.0 for r in rows]
         if rows and any(r.score is not None for r in rows):
             result.mean_score = round(sum(scores) / len(scores), 4)
-        result.geomean_speedup = _geomean([r.speedup for r in rows if r.status == "PASSED" and r.speedup])
+        result.geomean_speedup = geomean_or_none(counted_speedup(r.speedup, r.baseline_ms, r.sol_ms)
+                                                 for r in rows if r.status == "PASSED")
         # Failed and slowest-relative-to-SOL workloads first: they are what the agent must look at.
         rows.sort(key=lambda r: (r.status == "PASSED", r.score if r.score is not None else -1.0))
         if report.build is not None and not report.build.ok:

@@ -8,7 +8,6 @@ the ledger checks jobs against: no tool can name another agent. Ledger calls run
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from solforge.problems import CATALOGUE_DIR
+from solforge.sandbox.score import geomean_or_none
 
 from .base import ToolContext
 from .errors import JobNotFound, ServiceUnavailable
@@ -413,7 +413,7 @@ async def overall_rows(ctx: ToolContext, limit: int) -> tuple[list[dict[str, Any
     ordered = sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0]))
     rows = []
     for i, (agent, (score, count, speedups)) in enumerate(ordered[:limit], 1):
-        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None
+        geo = geomean_or_none(speedups)
         rows.append(
             {
                 "rank": i,

@@ -16,7 +16,6 @@ The definitions follow the public result's terms (DESIGN.md, section 3):
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import make_url
 
 from solforge.problems.errors import SolforgeError
-from solforge.sandbox.score import geomean
+from solforge.sandbox.score import geomean_or_none
 
 from .._db import Tx, resolve_db_url
 from .._sql import parse_queries
@@ -138,10 +137,6 @@ def _ts(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, tz=UTC)
 
 
-def _geomean(values: list[float]) -> float | None:
-    """The geometric mean of the positive, finite values; None when there are none."""
-    positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
-    return geomean(positive) if positive else None
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -179,7 +174,7 @@ def _perf_means(traces: list[Any]) -> dict[str, float | None]:
             value = perf.get(key)
             if isinstance(value, int | float):
                 into.append(float(value))
-    return {"latency_ms": _geomean(kernel), "baseline_ms": _geomean(baseline), "t_sol_ms": _geomean(sol)}
+    return {"latency_ms": geomean_or_none(kernel), "baseline_ms": geomean_or_none(baseline), "t_sol_ms": geomean_or_none(sol)}
 
 
 def _best_key(sub: Any) -> tuple[float, float, float, int]:
@@ -417,7 +412,7 @@ def _headline(rows: _Rows, problems: list[ProblemSummary], agents: int, slots: l
         problems_with_speedup=len(speedups),
         problems_beating_baseline=sum(1 for v in speedups if v > 1.0),
         problems_above_2x=sum(1 for v in speedups if v > 2.0),
-        geomean_speedup=_geomean(speedups),
+        geomean_speedup=geomean_or_none(speedups),
         median_sol_score=float(np.median(scores)) if scores else None,
         agents=agents,
         jobs=len(rows.jobs),

@@ -196,3 +196,16 @@ def test_physical_floor_forgives_outputs_that_fit_in_l2() -> None:
     assert physical_floor_ms(c, H200) == pytest.approx(48e6 / 4.8e12 * 1e3)
     overridden = SolCounts(bytes=10.0, input_bytes=48e6, output_bytes=48e6, method="meta")
     assert physical_floor_ms(overridden, H200) == sol_time(overridden, H200).t_sol_ms
+
+
+def test_no_single_workload_carries_a_geometric_mean() -> None:
+    """Geomean underflow: one workload driven to a near-zero time must not lift the aggregate."""
+    from solforge.sandbox.score import counted_speedup, geomean_or_none
+
+    honest = [counted_speedup(1.2, 0.12, 0.02), counted_speedup(1.1, 0.11, 0.02)]
+    forged = counted_speedup(1e6, 0.10, 0.02)  # a time far below T_SOL: counts as the speed of light at most
+    assert forged == pytest.approx(5.0)
+    assert geomean_or_none([*honest, forged]) == pytest.approx((1.2 * 1.1 * 5.0) ** (1 / 3))
+    assert counted_speedup(7.5, None, None) == 7.5  # CPU timings: no T_SOL to bound them
+    assert geomean_or_none([None, 0.0, float("nan"), 2.0, 8.0]) == pytest.approx(4.0)
+    assert geomean_or_none([]) is None
