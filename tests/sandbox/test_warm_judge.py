@@ -195,3 +195,33 @@ def test_a_candidate_cannot_read_signal_or_learn_the_secrets_of_the_warm_judge(
         assert set(statuses) <= {Status.PASSED, Status.REWARD_HACK}, [t.evaluation.log for t in report.traces]
         assert _statuses(evaluate(_request(_solution(HONEST), tmp_path / "c"), judge=judge)) == [Status.PASSED] * 3
         assert judge.starts == 1
+
+
+LEAVE = f"""import os, torch
+def run(hidden_states, weight, eps, output):
+    for folder in (os.path.expanduser("~"), os.path.join(os.path.expanduser("~"), "jit-cache", "triton")):
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "left-by-a"), "w") as f:
+            f.write("a")
+    {RMS}
+    output.copy_(y.to(output.dtype))
+"""
+FIND = f"""import os, torch
+def run(hidden_states, weight, eps, output):
+    home = os.path.expanduser("~")
+    found = [p for p in (os.path.join(home, "left-by-a"), os.path.join(home, "jit-cache", "triton", "left-by-a"))
+             if os.path.exists(p)]
+    {RMS}
+    output.copy_((y * (0 if found else 1)).to(output.dtype))
+"""
+
+
+def test_nothing_one_solution_leaves_reaches_the_next(judge: WarmJudge, tmp_path: Path) -> None:
+    """A warm judge reuses no candidate folder: files and JIT caches stay with their own solution."""
+    assert _statuses(evaluate(_request(_solution(LEAVE), tmp_path / "c"), judge=judge)) == [Status.PASSED] * 3
+    time.sleep(2)  # the next spare is ready
+    report = evaluate(_request(_solution(FIND), tmp_path / "c"), judge=judge)
+    assert _statuses(report) == [Status.PASSED] * 3, [t.evaluation.log for t in report.traces]
+    # The same solution again gets back its own JIT cache (its build key), and nothing else of its folder.
+    kept = list((tmp_path / "c" / "jit").glob("*/triton/left-by-a"))
+    assert len(kept) == 1
