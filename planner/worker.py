@@ -544,6 +544,7 @@ class Worker:
         @contextlib.contextmanager
         def gate() -> Iterator[None]:
             claim = active.claim
+            waiting = False
             while True:
                 if active.cancel.is_set():
                     raise LeaseCancelled(f"job {claim.job_id} was stopped while it waited for {claim.gpu_id}")
@@ -555,6 +556,9 @@ class Worker:
                     lease_id = None  # another lease won the same instant, or the ledger is away: try again
                 if lease_id is not None:
                     break
+                if not waiting:
+                    active.heartbeat(f"built; waiting for {claim.gpu_id} (another job holds it)")
+                    waiting = True
                 self.ledger.changes.wait(seen, min(0.25, self.config.poll_s))  # a release here wakes it
             active.leased_at = time.monotonic()
             try:
