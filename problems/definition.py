@@ -122,14 +122,6 @@ class Definition(FormatModel):
         return self
 
     @model_validator(mode="after")
-    def _validate_inputs_are_not_axes(self) -> Definition:
-        # As SOL-ExecBench's Definition: an input named like an axis would be ambiguous in expressions.
-        clash = sorted(set(self.inputs) & set(self.axes))
-        if clash:
-            raise ValueError(f"inputs {clash} have the names of axes; rename the inputs (SOL-ExecBench refuses this too)")
-        return self
-
-    @model_validator(mode="after")
     def _validate_names_disjoint(self) -> Definition:
         clash = set(self.inputs) & set(self.outputs)
         if clash:

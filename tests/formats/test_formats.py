@@ -191,12 +191,3 @@ def test_a_digit_in_a_shape_is_a_literal_size_as_sol_execbench_reads_it(tmp_path
     with pytest.raises(FormatError, match="names axis 'one', which is not declared"):
         load_problem(write_problem(tmp_path, undeclared) / "bad_dims")
 
-
-def test_an_input_named_like_an_axis_is_refused_as_sol_execbench_refuses_it(tmp_path: Path) -> None:
-    from solforge.problems import load_problem
-    from solforge.tools.testing import rmsnorm_definition, write_problem
-
-    data = rmsnorm_definition("input_axis")
-    data["inputs"]["hidden_size"] = {"shape": None, "dtype": "int32"}
-    with pytest.raises(FormatError, match=r"inputs \['hidden_size'\] have the names of axes"):
-        load_problem(write_problem(tmp_path, data) / "input_axis")
