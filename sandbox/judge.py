@@ -65,8 +65,6 @@ TRITON_INTERPRETER_NOTE = (
     ". This ran in Triton's CPU interpreter, which returns NaN/Inf for some bf16 x bf16 multiplies a GPU "
     "computes fine: multiply in fp32 (.to(tl.float32) after the load), or check on a GPU server "
     "(read_docs(topic='triton'), Debugging)")
-SPARE_WARM_WAIT_S = 30.0
-"""Before a timed loop the judge waits this long at most for spare processes to finish starting."""
 
 
 _events = sys.stdout
@@ -581,9 +579,9 @@ class Judge:
             references = self.run_reference(check_inputs)
             cmd["check_inputs"] = self.to_shared(check_inputs)
             cmd["regen"] = self.regen_recipe(workload, sizes)
-        self.quiet_host()
-        answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc,
-                                              blob_limit=_blob_limit(references))
+        with self.quiet_host():
+            answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc,
+                                                  blob_limit=_blob_limit(references))
         if not answer.get("ok"):
             return self._fail(workload, answer, "while timing: ")
         measurement = answer["measurement"]
@@ -629,12 +627,14 @@ class Judge:
                                   performance=perf, environment=self.env),
         )
 
-    def quiet_host(self) -> None:
-        """On a GPU, wait for spare processes still starting up (torch imports, a CUDA context) before
-        a timed loop, so that none of that runs beside it. ``SOLFORGE_SPARE_WAIT=0`` skips the wait
-        (to measure what it costs); CPU timings do not wait, they carry no speed-of-light score."""
-        if self.device.type == "cuda" and os.environ.get("SOLFORGE_SPARE_WAIT", "1") != "0":
-            self.state.spares.wait_warm(SPARE_WARM_WAIT_S)
+    def quiet_host(self) -> contextlib.AbstractContextManager[int]:
+        """On a GPU, spare processes still starting up (torch imports, a CUDA context) are frozen for
+        the length of a timed loop, so that none of that runs beside it. ``SOLFORGE_SPARE_PAUSE=0``
+        leaves them running (to measure what the pause is worth); CPU timings carry no speed-of-light
+        score and do not pause them."""
+        if self.device.type == "cuda" and os.environ.get("SOLFORGE_SPARE_PAUSE", "1") != "0":
+            return self.state.spares.starting_ones_paused()
+        return contextlib.nullcontext(0)
 
     def baseline_for(self, workload: Workload, inputs: list[Any], buffers: list[Any],
                      specs: list[list[Any]]) -> BaselineRecord | None:
@@ -650,9 +650,9 @@ class Judge:
             # native thread (baseline sabotage). It restarts for the next workload, in a spare.
             self.candidate.kill()
         started = time.perf_counter()
-        self.quiet_host()
-        record = self.baseline_timer.measure(key, self.problem.name, workload, self.env.hardware, inputs, buffers,
-                                             specs, self.options.timer)
+        with self.quiet_host():
+            record = self.baseline_timer.measure(key, self.problem.name, workload, self.env.hardware, inputs,
+                                                 buffers, specs, self.options.timer)
         if self.candidate is not None and not self.candidate.alive:
             self.state.spares.fill(self.profile, count=1)
         self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started

@@ -19,10 +19,11 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,12 @@ class CandidateProcess:
         """Whether the process has finished starting up (torch, CUDA, the harness imported)."""
         return (self.home / WARM_MARKER).exists()
 
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the process's group (it leads its own, as every isolated child does)."""
+        if self.alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signum)
+
     def kill(self) -> None:
         isolation.kill_tree(self.proc.pid)
         with contextlib.suppress(Exception):
@@ -246,13 +253,23 @@ class SparePool:
         waiting.remove(chosen)
         return chosen
 
-    def wait_warm(self, timeout_s: float) -> None:
-        """Wait until no process of the pool is still starting (so that nothing starts up during a timing)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if all(p.warm or not p.alive for waiting in self._spares.values() for p in waiting):
-                return
-            time.sleep(0.02)
+    @contextlib.contextmanager
+    def starting_ones_paused(self) -> Iterator[int]:
+        """Freeze every spare still starting up for the length of the block; yield how many.
+
+        A spare's start-up (torch imports, a CUDA context) beside a timed loop would take CPU time
+        and driver work from it. Stopping them (SIGSTOP, then SIGCONT) costs the timing nothing,
+        where waiting for them cost seconds when evaluations follow each other closely. A warm spare
+        waits on its socket and needs no pause.
+        """
+        starting = [p for waiting in self._spares.values() for p in waiting if p.alive and not p.warm]
+        for proc in starting:
+            proc.signal_group(signal.SIGSTOP)
+        try:
+            yield len(starting)
+        finally:
+            for proc in starting:
+                proc.signal_group(signal.SIGCONT)
 
     def keep_only(self, profile: ProcessProfile) -> None:
         """Stop the spares of every other profile (each holds a CUDA context)."""

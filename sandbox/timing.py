@@ -82,8 +82,22 @@ def interquartile_range(times: list[float]) -> float:
     return q[2] - q[0]
 
 
+def cuda_runtime() -> Any:
+    """cuda-python's runtime bindings, or None where they are not installed."""
+    try:
+        from cuda.bindings import runtime
+    except ImportError:
+        return None
+    return runtime
+
+
 class L2Flusher:
-    """Evicts the L2 cache by writing a buffer twice its size."""
+    """Evicts the L2 cache by writing a buffer twice its size.
+
+    Lines marked persisting (a carve-out set with ``cudaLimitPersistingL2CacheSize`` and a stream's
+    access-policy window) survive ordinary writes, so every flush first turns them back into normal
+    lines; :meth:`persisting_bytes` says whether a carve-out was set at all (a REWARD_HACK).
+    """
 
     def __init__(self, device: torch.device) -> None:
         import torch
@@ -91,9 +105,19 @@ class L2Flusher:
         props = torch.cuda.get_device_properties(device)
         size = max(int(getattr(props, "L2_cache_size", 0)) * 2, 64 * 1024 * 1024)
         self._buffer = torch.empty(size // 4, dtype=torch.int32, device=device)
+        self._runtime = cuda_runtime()
 
     def flush(self) -> None:
+        if self._runtime is not None:
+            self._runtime.cudaCtxResetPersistingL2Cache()
         self._buffer.zero_()
+
+    def persisting_bytes(self) -> int | None:
+        """The persisting-L2 carve-out now set, in bytes (None when it cannot be read)."""
+        if self._runtime is None:
+            return None
+        err, value = self._runtime.cudaDeviceGetLimit(self._runtime.cudaLimit.cudaLimitPersistingL2CacheSize)
+        return int(value) if err == self._runtime.cudaError_t.cudaSuccess else None
 
 
 class ShiftingPool:
@@ -331,6 +355,12 @@ def time_calls(
                 after_call(i, args, result)
         m = Measurement(times, "cuda_events", warmup, True)
         m.warnings.append("timed with CUDA events on the current stream (CUPTI unavailable): unjoined side-stream work is not seen")
+    carve_out = flusher.persisting_bytes()
+    if carve_out:
+        m.violations.append(
+            f"the solution set aside {carve_out} bytes of L2 for persisting accesses (cudaLimitPersistingL2CacheSize): "
+            "data kept in L2 across the harness's flush is a cache benchmark, not the kernel; leave the limit at 0 and "
+            "use no access-policy window")
     _add_noise_warning(m)
     return m
 

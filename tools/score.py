@@ -7,7 +7,7 @@ imports torch; it runs in a worker thread on first use and is cached per problem
 
 Times are milliseconds in and out, as run_benchmark reports them. A score needs a baseline T_b timed
 on the same GPU model whose T_SOL it uses: CPU timings and other GPUs' never enter one. A latency
-below T_SOL is flagged as run_benchmark's judge would treat it (PROTOCOL.md rule 8), never shown as a
+below T_SOL is flagged as run_benchmark's judge would treat it (PROTOCOL.md rule 10), never shown as a
 valid score above 1.
 """
 
@@ -93,7 +93,7 @@ class SolRow(ToolResult):
     """The formula's value when it is not shown as the score (a latency below T_SOL scores above 1)."""
     below_sol: BelowSol | None = None
     """The latency is below T_SOL: 'impossible' (below the physical floor with the judge's margin: a
-    REWARD_HACK, PROTOCOL.md rule 8; check the unit) or 'within_margin' (within the model's error: score capped at 1)."""
+    REWARD_HACK, PROTOCOL.md rule 10; check the unit) or 'within_margin' (within the model's error: score capped at 1)."""
     issue: str | None = None
     """Why this row has no score, or why its score is doubtful."""
     sol_fraction: float | None = None
@@ -531,7 +531,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
     if impossible:
         warnings.append(
             f"{len(impossible)} of {len(rows)} latencies are below the speed of light on {peaks.spec_key or gpu}, "
-            "which no kernel can reach: the judge treats such times as a REWARD_HACK (PROTOCOL.md rule 8), so "
+            "which no kernel can reach: the judge treats such times as a REWARD_HACK (PROTOCOL.md rule 10), so "
             "they get no score. latency_ms is in milliseconds (1 us = 0.001 ms): check the unit."
         )
     if args.offset and args.offset >= len(rows):

@@ -13,6 +13,11 @@ measured kernel latency (median of the timed calls), and the overhead of the def
 
     .venv/bin/python benchmarks/trust/bench_defences.py                 # CPU here, GPU where one is visible
     .venv/bin/python benchmarks/trust/bench_defences.py --device cuda --rounds 3 --iterations 50
+    .venv/bin/python benchmarks/trust/bench_defences.py --warm --out benchmarks/results/defences_warm.json
+
+``--warm`` measures the path agents meet: two warm judges (one started with the defences on, one
+with them off, since the judge reads the switch from its environment) serve the evaluations
+alternately, so the figures are a warm evaluation's and not dominated by process start-up.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from solforge.problems import load_problem, reference_solution
 from solforge.sandbox.api import EvalOptions, EvalReport, EvalRequest
 from solforge.sandbox.defences import DEFENCES_ENV
 from solforge.sandbox.evaluate import evaluate
+from solforge.sandbox.warm import WarmJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 # (problem, workload uuid): small enough for a CPU, representative on a GPU (memory-bound norms and a GEMM).
@@ -62,14 +68,30 @@ def defences(on: bool) -> Iterator[None]:
             os.environ[DEFENCES_ENV] = previous
 
 
-def run_once(problem: str, workload: str, options: dict[str, Any], on: bool) -> tuple[float, EvalReport]:
+def run_once(problem: str, workload: str, options: dict[str, Any], on: bool,
+             judges: dict[bool, WarmJudge] | None = None) -> tuple[float, EvalReport]:
     definition = load_problem(problem).definition
     request = EvalRequest(problem=problem, solution=reference_solution(definition),
                           options=EvalOptions(**options, workloads=[workload]))
     with defences(on):
         started = time.perf_counter()
-        report = evaluate(request)
+        report = evaluate(request, judge=judges[on] if judges else None)
         return time.perf_counter() - started, report
+
+
+@contextlib.contextmanager
+def warm_judges(device: str) -> Iterator[dict[bool, WarmJudge]]:
+    """A warm judge per mode, each started under its own setting of the switch."""
+    judges: dict[bool, WarmJudge] = {}
+    try:
+        for on in (True, False):
+            with defences(on):
+                judges[on] = WarmJudge(device=device, gpu_index=0 if device != "cpu" else None)
+                judges[on].start()
+        yield judges
+    finally:
+        for judge in judges.values():
+            judge.close()
 
 
 def _latency(report: EvalReport) -> float | None:
@@ -97,23 +119,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--warm", action="store_true", help="evaluate through warm judges, as the MCP server does")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "defences.json")
     args = parser.parse_args(argv)
 
     options = {"device": args.device, "rounds": args.rounds, "iterations": args.iterations, "warmup": args.warmup,
                "run_timeout_s": 600}
     rows = []
-    with tempfile.TemporaryDirectory(prefix="solforge-bench-defences-") as cache:
+    with contextlib.ExitStack() as stack:
+        cache = stack.enter_context(tempfile.TemporaryDirectory(prefix="solforge-bench-defences-"))
+        judges = stack.enter_context(warm_judges(args.device)) if args.warm else None
         options["cache_dir"] = Path(cache)
         for problem, workload in PROBLEMS:
             name = Path(problem).name
             # Untimed first run: fills the build and baseline caches both modes then share.
-            _, warm = run_once(problem, workload, options, on=True)
-            statuses = {warm.traces[0].evaluation.status.value if warm.traces else "none"}
+            statuses: set[str] = set()
+            for on in (True, False) if judges else (True,):  # a warm judge's first evaluation starts it up
+                _, first = run_once(problem, workload, options, on, judges)
+                statuses.add(first.traces[0].evaluation.status.value if first.traces else "none")
             samples: dict[bool, list[tuple[float, float | None]]] = {True: [], False: []}
             for _ in range(args.repeats):
                 for on in (True, False):  # interleaved, so drift in machine load hits both alike
-                    seconds, report = run_once(problem, workload, options, on)
+                    seconds, report = run_once(problem, workload, options, on, judges)
                     statuses |= {t.evaluation.status.value for t in report.traces if t.evaluation}
                     samples[on].append((seconds, _latency(report)))
             row: dict[str, Any] = {"problem": name, "workload": workload, "statuses": sorted(statuses)}
@@ -134,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": _machine(args.device),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if k != "cache_dir"}
-        | {"repeats": args.repeats, "timer": timer},
+        | {"repeats": args.repeats, "timer": timer, "path": "warm judge" if args.warm else "one-shot"},
         "results": rows,
         "note": ("eval_s: wall time of one whole evaluation (judge, build from cache, candidate, correctness rounds, "
                  "timing, baseline from cache); latency_ms: the median timed call. On a CPU the latency is a host "

@@ -1,4 +1,8 @@
-"""The warm judge and the baselines on a GPU. Skipped without a CUDA GPU."""
+"""The warm judge and the baselines on a GPU. Skipped without a CUDA GPU.
+
+Apart from the first, the tests take their baselines from the shipped H200 table (where the torch
+version matches), so each costs seconds rather than the 16 torch.compile baselines of a clean cache.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +35,10 @@ def _with_code(code: str, language: str = "pytorch") -> Solution:
     return Solution.model_validate(data)
 
 
-def test_a_clean_cache_gets_compiled_and_eager_baselines_on_every_workload(tmp_path: Path) -> None:
+def test_a_clean_cache_gets_compiled_and_eager_baselines_on_every_workload(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fault of 2026-11-29/12-01: torch.compile timed on the first two workloads only."""
+    monkeypatch.setenv("SOLFORGE_BASELINE_TABLES", str(tmp_path / "no-tables"))  # measure, not look up
     problem = load_problem(PROBLEM)
     assert len(problem.workloads) >= 14
     report = evaluate(EvalRequest(problem=PROBLEM, solution=_solution("pytorch"),
@@ -78,6 +84,10 @@ def test_the_warm_judge_is_faster_and_agrees_with_a_fresh_one(language: str, tmp
     assert [t.evaluation.status for t in warm.traces] == [t.evaluation.status for t in fresh.traces]
     assert warm_s < fresh_s, (warm_s, fresh_s)
     for a, b in zip(warm.traces, fresh.traces, strict=True):
+        if language == "pytorch" and b.evaluation.performance.latency_ms < 0.05:
+            # Two eager launches with ~10-25 us of host dispatch between them: their span follows the
+            # host, and varied 2x between processes of either kind on the H200 (h200-2026-12-02).
+            continue
         ratio = a.evaluation.performance.latency_ms / b.evaluation.performance.latency_ms
         assert 0.8 < ratio < 1.25, (a.workload.axes, ratio)  # the tight figure is turnaround.py's
 

@@ -1,0 +1,60 @@
+"""Per-workload medians of one solution: a fresh judge once, then a warm judge several times.
+
+The turnaround benchmark reports only the largest drift and spread; this prints every workload's
+median and interquartile range per evaluation, to see which workloads drift and why.
+
+    python benchmarks/timing/warm_drift.py --language pytorch --out drift.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from solforge.problems import Solution
+from solforge.sandbox.api import EvalOptions, EvalRequest
+from solforge.sandbox.evaluate import evaluate
+from solforge.sandbox.warm import WarmJudge
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _row(report, seconds: float, label: str) -> dict:
+    perf = {t.workload.axes.get("num_tokens", t.workload.uuid): (t.evaluation.performance.latency_ms,
+                                                               t.evaluation.performance.latency_iqr_ms)
+            for t in report.traces if t.evaluation.performance}
+    return {"label": label, "seconds": round(seconds, 2), "phases": report.phases, "perf": perf}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--problem", default="qwen3_8b_rmsnorm")
+    parser.add_argument("--language", default="pytorch")
+    parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--pause-s", type=float, default=3.0)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    path = ROOT / "benchmarks" / "solutions" / args.problem / f"{args.language}.json"
+    request = EvalRequest(problem=args.problem, solution=Solution.model_validate(json.loads(path.read_text())),
+                          options=EvalOptions(device="cuda"))
+    rows = []
+    started = time.monotonic()
+    rows.append(_row(evaluate(request), time.monotonic() - started, "fresh"))
+    with WarmJudge(device="cuda", gpu_index=0) as judge:
+        for i in range(args.repeats):
+            started = time.monotonic()
+            rows.append(_row(evaluate(request, judge=judge), time.monotonic() - started, f"warm{i}"))
+            time.sleep(args.pause_s)
+    args.out.write_text(json.dumps(rows, indent=1, default=str))
+    keys = list(rows[0]["perf"])
+    print("tokens " + " ".join(f"{r['label']:>16}" for r in rows))
+    for k in keys:
+        print(f"{k!s:>6} " + " ".join(f"{r['perf'].get(k, (0, 0))[0] * 1e3:8.2f}±{(r['perf'].get(k, (0, 0))[1] or 0) * 1e3:6.2f}"
+                                      for r in rows))
+    print("seconds " + " ".join(f"{r['seconds']:>16}" for r in rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The spare pool's pause: a spare still starting up is frozen during a timed loop and goes on after."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from solforge.sandbox.processes import ProcessProfile, SparePool
+
+
+def _state(pid: int) -> str:
+    """The scheduler state letter of ``pid`` (``T`` when stopped)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2]
+
+
+def test_a_starting_spare_is_frozen_inside_the_block_and_warms_up_after(tmp_path: Path) -> None:
+    profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
+    pool = SparePool(tmp_path, depth=1)
+    try:
+        pool.fill(profile)
+        (spare,) = pool._spares[profile]
+        assert not spare.warm  # a fresh process imports torch for seconds before it is warm
+        with pool.starting_ones_paused() as paused:
+            assert paused == 1
+            time.sleep(0.2)
+            assert _state(spare.proc.pid) == "T"
+        assert _state(spare.proc.pid) != "T"
+        deadline = time.monotonic() + 120
+        while not spare.warm and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert spare.warm and spare.alive
+        with pool.starting_ones_paused() as paused:
+            assert paused == 0  # a warm spare waits on its socket: nothing to freeze
+            assert _state(spare.proc.pid) != "T"
+        assert pool.take(profile) is spare
+        spare.discard()
+    finally:
+        pool.close()
+
+
+def test_a_frozen_spare_can_still_be_killed(tmp_path: Path) -> None:
+    profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
+    pool = SparePool(tmp_path, depth=1)
+    pool.fill(profile)
+    (spare,) = pool._spares[profile]
+    with pool.starting_ones_paused():
+        pool.close()  # cancelled mid-timing: closing must not wait on a stopped process
+    assert not spare.alive
