@@ -6,12 +6,12 @@ Which process runs what, and what each may trust::
       |  no torch; sends an EvalRequest, reads EvalEvents; trusts the judge's JSON events
       v
     judge process (trusted)          judge.py, processes.py, baseline.py, correctness.py, score.py,
-      |                              hardware.py, jit_cache.py, defences.py (static checks)
+      |                              hardware.py, jit_cache.py, defences/static.py
       |  holds the seed, the reference and its outputs; warm (--serve) or one evaluation;
       |  never unpickles or imports anything the candidate wrote
       v
-    candidate process (hostile)      candidate.py, timing.py, channel.py, defences.py (guards,
-                                     confinement), build/artifacts.py (load_entry)
+    candidate process (hostile)      candidate.py, timing.py, channel.py, defences/guards.py,
+                                     defences/confinement.py, build/artifacts.py (load_entry)
          the only process that imports a solution; confined (Landlock, seccomp, rlimits, no
          network), answers in JSON; started ahead as a spare, used for one solution only
 

@@ -93,7 +93,7 @@ class Harness:
         self.threads_at_load = 0
         self.trusted = False
         """Set for the baseline processes, which run the problem's own reference, not a candidate."""
-        # The defences of defences.py (on unless the judge was started with SOLFORGE_DEFENCES=off).
+        # The defences of sandbox/defences/ (on unless the judge was started with SOLFORGE_DEFENCES=off).
         self.defences = True
         self.notes: list[str] = []
         """Confinement steps that could not be applied on this machine (reported with the timings)."""
@@ -118,7 +118,7 @@ class Harness:
         return None
 
     def _defence_problems(self) -> str | None:
-        """The runtime checks of defences.py: audit-hook violations, integrity, threads, torch state."""
+        """The runtime checks of defences/guards.py: audit-hook violations, integrity, threads, torch state."""
         if self.audit.violations:
             return "the solution was stopped doing what only a hack does: " + "; ".join(dict.fromkeys(self.audit.violations))
         changed = self.integrity.changed() if self.integrity is not None else []
@@ -196,7 +196,7 @@ class Harness:
 
         self.integrity = defences.Integrity(
             defences.harness_namespaces(),
-            [timing, channel, defences, problem_inputs, sys.modules[__name__]],
+            [timing, channel, defences, defences.guards, problem_inputs, sys.modules[__name__]],
         )
         self.known_threads = {t.ident for t in threading.enumerate() if t.ident is not None}
 

@@ -43,7 +43,7 @@ class ProcessProfile:
     device: str
     """``cuda:0`` (the judge's one visible GPU) or ``cpu``."""
     defences: bool
-    """The defences of defences.py: confinement at start, guards at load."""
+    """The defences of sandbox/defences/: confinement at start, guards at load."""
     memory_limit_bytes: int | None
     """Address-space limit (host memory); None on a GPU, where CUDA reserves huge virtual ranges."""
 

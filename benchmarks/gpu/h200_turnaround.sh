@@ -5,9 +5,11 @@
 #   turnaround  benchmarks/timing/turnaround.py in all four languages -> $OUT/turnaround.json and .md
 #   fidelity    solforge's timer against ncu --clock-control none for ~10 us, 100 us and 1 ms kernels
 #   pch         the precompiled torch header: a changed cuda_cpp source built with and without it
+#   corpus      the exploit corpus's GPU cases, the new ones first (persisting L2, launch-once, GOT walking)
+#   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 set -uo pipefail
-step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch}
+step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences}
 source benchmarks/gpu/setup_device.sh
 case "$step" in
   tests)
@@ -23,5 +25,16 @@ case "$step" in
   pch)
     timeout 500 python3 benchmarks/build/bench_pch.py --out "$OUT/build_pch.json" > "$OUT/build_pch.log" 2>&1
     tail -n 3 "$OUT/build_pch.log" ;;
+  corpus)
+    timeout 250 python3 -m pytest -q -m gpu tests/exploits/test_exploit_corpus.py -p no:cacheprovider \
+      -k "persisting_l2 or launch_once or got_patch or low_precision_accumulate" > "$OUT/corpus_new.log" 2>&1
+    tail -n 15 "$OUT/corpus_new.log"
+    timeout 320 python3 -m pytest -q -m gpu tests/exploits/test_exploit_corpus.py -p no:cacheprovider \
+      > "$OUT/corpus_all.log" 2>&1
+    tail -n 25 "$OUT/corpus_all.log" ;;
+  defences)
+    timeout 560 python3 benchmarks/trust/bench_defences.py --device cuda --warm --pause-s 4 --rounds 3 --iterations 50 \
+      --out "$OUT/defences_warm.json" > "$OUT/defences_warm.log" 2>&1
+    tail -n 5 "$OUT/defences_warm.log" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac

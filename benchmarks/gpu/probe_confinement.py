@@ -1,7 +1,7 @@
 """Which part of the candidate's confinement stops CUDA from initialising? (a diagnosis, not a test)
 
 Each variant runs in a fresh child: apply the confinement variant, then initialise CUDA and run a
-kernel. Prints one line per variant. Needs only torch (loads sandbox/defences.py from its file).
+kernel. Prints one line per variant. Needs only torch (loads sandbox/defences/confinement.py from its file).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ VARIANTS = ["none", "seccomp", "landlock", "landlock_noscope", "landlock_nonet",
 
 
 def _defences():
-    spec = importlib.util.spec_from_file_location("defences", ROOT / "sandbox" / "defences.py")
+    spec = importlib.util.spec_from_file_location("defences", ROOT / "sandbox" / "defences" / "confinement.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["defences"] = module
     spec.loader.exec_module(module)

@@ -1,7 +1,7 @@
 """What the reward-hack defences cost: evaluation time with and without them, on three problems.
 
 Each problem's reference runs as an honest pytorch solution, alternately with the defences of
-sandbox/defences.py on (the default) and off (``SOLFORGE_DEFENCES=off``, which only the judge reads
+sandbox/defences/ on (the default) and off (``SOLFORGE_DEFENCES=off``, which only the judge reads
 and which a submission ignores). What the switch turns off: the static checks, Landlock and seccomp,
 the audit hook, the integrity snapshot of the harness, fresh inputs for every timed call (and the
 judge's separate check set with its reference run), the unjoined-stream check, the channel nonce,
@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--warm", action="store_true", help="evaluate through warm judges, as the MCP server does")
+    parser.add_argument("--pause-s", type=float, default=0.0,
+                        help="wait this long after each evaluation (an agent's think time; 0 = a busy queue)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "defences.json")
     args = parser.parse_args(argv)
 
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeats):
                 for on in (True, False):  # interleaved, so drift in machine load hits both alike
                     seconds, report = run_once(problem, workload, options, on, judges)
+                    time.sleep(args.pause_s)
                     statuses |= {t.evaluation.status.value for t in report.traces if t.evaluation}
                     samples[on].append((seconds, _latency(report)))
             row: dict[str, Any] = {"problem": name, "workload": workload, "statuses": sorted(statuses)}
@@ -161,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": _machine(args.device),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if k != "cache_dir"}
-        | {"repeats": args.repeats, "timer": timer, "path": "warm judge" if args.warm else "one-shot"},
+        | {"repeats": args.repeats, "timer": timer, "path": "warm judge" if args.warm else "one-shot",
+                                        "pause_s": args.pause_s},
         "results": rows,
         "note": ("eval_s: wall time of one whole evaluation (judge, build from cache, candidate, correctness rounds, "
                  "timing, baseline from cache); latency_ms: the median timed call. On a CPU the latency is a host "

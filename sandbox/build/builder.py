@@ -227,9 +227,9 @@ def build_solution(
                 return _failure(language, arch, Status.COMPILE_ERROR, str(exc), time.monotonic() - started)
             pch_dir = None
             if solution.spec.language is Language.cuda_cpp:
-                from . import pch
+                from . import pch_cache
 
-                found = pch.find(Path(cache_dir), list(solution.spec.effective_compile_options.cflags))
+                found = pch_cache.find(Path(cache_dir), list(solution.spec.effective_compile_options.cflags))
                 pch_dir = str(found) if found is not None else None
             request = BuildRequest(
                 solution=solution,

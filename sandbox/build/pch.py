@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
-import hashlib
 import json
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from solforge.problems import Solution
 
+from .pch_cache import PCH_HEADER, compiler_version, current_file, find, pch_key, pch_root
+
 __all__ = ["PCH_HEADER", "find", "prepare"]
 
-PCH_HEADER = Path("torch") / "extension.h.gch"
 PROBE_TIMEOUT_S = 900.0
 """The probe extension and the header together, on a slow machine."""
 _PROBE_SOURCE = """// solforge's probe: the flags torch's extension builder uses, for the precompiled header.
@@ -44,50 +42,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }
 """
 
 
-@functools.cache
-def _compiler_version() -> str | None:
-    compiler = os.environ.get("CXX", "c++")
-    try:
-        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    first = out.strip().splitlines()[0] if out.strip() else ""
-    gcc = "Free Software Foundation" in out and "clang" not in out.lower()
-    return first if gcc else None  # only GCC reads .gch files
-
-
-def _root(cache_dir: Path) -> Path:
-    return Path(cache_dir) / "pch"
-
-
-def _key(flags: list[str]) -> str:
-    from .toolchain import toolchain_versions
-
-    payload = {"compiler": _compiler_version(), "toolchain": toolchain_versions(), "flags": flags}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
-
-
-def _current(cache_dir: Path) -> Path:
-    return _root(cache_dir) / "current.json"
-
-
-def find(cache_dir: Path, user_cflags: list[str]) -> Path | None:
-    """The include folder holding a ready precompiled header for a build with ``user_cflags``, or None."""
-    if user_cflags or _compiler_version() is None:
-        return None
-    try:
-        recorded = json.loads(_current(cache_dir).read_text())
-        folder = _root(cache_dir) / recorded["key"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if recorded["key"] != _key(recorded["flags"]) or not (folder / PCH_HEADER).is_file():
-        return None  # built for another compiler or toolchain
-    return folder
-
-
 def _probe_flags(cache_dir: Path, timeout_s: float) -> list[str] | None:
     """The C++ flags of a real extension build, less what differs between builds."""
-    from solforge.sandbox.build import build_solution
+    from .builder import build_solution
 
     probe = Solution.model_validate({
         "name": "solforge_pch_probe", "definition": "solforge_pch_probe", "author": "solforge",
@@ -133,14 +90,14 @@ def prepare(cache_dir: Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> Path | No
     reaches it. Returns the include folder, or None where GCC, the CUDA build of torch or nvcc is
     missing.
     """
-    if _compiler_version() is None:
+    if compiler_version() is None:
         return None
     ready = find(cache_dir, [])
     if ready is not None:
         return ready
     from solforge.sandbox.isolation import run_isolated, scratch_dir, scrubbed_env
 
-    with _lock(_root(cache_dir) / ".lock"):
+    with _lock(pch_root(cache_dir) / ".lock"):
         ready = find(cache_dir, [])
         if ready is not None:
             return ready
@@ -152,9 +109,9 @@ def prepare(cache_dir: Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> Path | No
                        if (Path(d) / "torch" / "extension.h").is_file()), None)
         if header is None:
             return None
-        key = _key(flags)
-        folder = _root(cache_dir) / key
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=_root(cache_dir)))
+        key = pch_key(flags)
+        folder = pch_root(cache_dir) / key
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=pch_root(cache_dir)))
         try:
             (staging / PCH_HEADER).parent.mkdir(parents=True)
             compiler = os.environ.get("CXX", "c++")
@@ -170,10 +127,10 @@ def prepare(cache_dir: Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> Path | No
             staging.rename(folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        for old in _root(cache_dir).iterdir():  # one header per machine is enough: drop superseded ones
+        for old in pch_root(cache_dir).iterdir():  # one header per machine is enough: drop superseded ones
             if old.is_dir() and old.name != key and not old.name.startswith("."):
                 shutil.rmtree(old, ignore_errors=True)
-        _current(cache_dir).write_text(json.dumps({"key": key, "flags": flags}))
+        current_file(cache_dir).write_text(json.dumps({"key": key, "flags": flags}))
         return folder
 
 

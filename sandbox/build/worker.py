@@ -303,7 +303,7 @@ def main() -> int:
     # Compilers and a CuTe DSL import run candidate-controlled work: from here on only the build output
     # folder and the scratch folder are writable (not src/, which becomes the cache entry's sources,
     # nor any other cache entry). Best effort: a kernel without Landlock builds unconfined.
-    from solforge.sandbox.defences import confine_process
+    from solforge.sandbox.defences.confinement import confine_process
 
     (stage / "build").mkdir(exist_ok=True)
     scratch = Path(os.environ.get("HOME") or stage)
