@@ -7,9 +7,11 @@
 #   pch         the precompiled torch header: a changed cuda_cpp source built with and without it
 #   corpus      the exploit corpus's GPU cases, the new ones first (persisting L2, launch-once, GOT walking)
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
+#   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape, cold, from a shared
+#               cache, and with dynamic shapes (how to make a first evaluation cheaper)
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 set -uo pipefail
-step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences}
+step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences|baseline}
 source benchmarks/gpu/setup_device.sh
 case "$step" in
   tests)
@@ -36,5 +38,9 @@ case "$step" in
     timeout 560 python3 benchmarks/trust/bench_defences.py --device cuda --warm --pause-s 4 --rounds 3 --iterations 50 \
       --out "$OUT/defences_warm.json" > "$OUT/defences_warm.log" 2>&1
     tail -n 5 "$OUT/defences_warm.log" ;;
+  baseline)
+    timeout 500 python3 benchmarks/gpu/probe_baseline_compile.py --out "$OUT/baseline_compile.json" \
+      > "$OUT/baseline_compile.log" 2>&1
+    tail -n 4 "$OUT/baseline_compile.log" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
