@@ -7,6 +7,7 @@ short excerpts, each with the offset to read on from.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from dataclasses import dataclass
@@ -152,6 +153,9 @@ class DocStore:
                 score += sum(5.0 for t in terms if t in head)
                 if query.lower().strip() in low:
                     score += 15.0
+                # Words of the query that stand together in the text ("hidden streams") say more than
+                # the same words scattered over a long section that happens to repeat them.
+                score += sum(10.0 for a, b in itertools.pairwise(terms) if f"{a} {b}" in low)
                 rarest = min(matched, key=lambda t: counts[t])
                 hits.append((doc, section, score, _excerpt(section.text, rarest), len(matched)))
         # A section holding one word of a several-word query is noise (every API entry says 'style')
