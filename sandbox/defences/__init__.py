@@ -1,40 +1,24 @@
-"""Defences against reward hacking beyond process isolation: static checks, runtime guards, confinement.
+"""Defences against reward hacking beyond process isolation, one module per side of the boundary.
 
-The trust boundary itself (judge and candidate processes, scrubbed environment, rlimits, network
+The boundary itself (judge and candidate processes, scrubbed environment, rlimits, network
 namespace, tree kill, JSON-only answers) lives in judge.py, candidate.py, channel.py and
-isolation.py. This module adds what closes the remaining gaps; tools/docs/trust-boundary.md has the
-table of every known hack, the defence and the test that proves it.
+isolation.py; tools/docs/trust-boundary.md has the table of every known hack, its defence and its test.
 
-Four groups, each used by one side of the boundary:
-
-**Static checks** (:func:`scan_solution`, run by the judge before the candidate starts). Cheap AST
-and pattern rules over the solution's sources. A finding is either ``reject`` (the solution is a
-REWARD_HACK without running: only patterns no honest kernel needs, such as walking the caller's
-frames or scanning the garbage collector) or ``warn`` (reported with the results; the runtime checks
-decide). Static checks are evadable by obfuscation; they exist to fail the common hacks fast and
-with a clear message, not as the last line.
-
-**Runtime guards in the candidate** (:class:`AuditGuard`, :class:`Integrity`,
-:func:`thread_problems`, :func:`torch_state_problems`, :class:`FreshInputs`). An audit hook
-(PEP 578; it cannot be removed once added) sees frame access, gc scans, process and socket
-creation, environment writes, file writes outside the scratch folder and ``__code__``/``__class__``
-replacement, and blocks each when the code that asked for it is the solution's (attribution by the
-calling frame, so torch, triton and the CuTe DSL doing the same things internally are not
-affected). An integrity snapshot of the harness's functions (identity and bytecode) and of the
-modules it relies on catches monkey-patching. Threads are judged by what they run, not by count.
-:class:`FreshInputs` gives every timed call freshly generated inputs, so nothing computed for one
-call can be replayed for another.
-
-**Confinement of the whole process** (:func:`confine_process`, in the candidate before any solution
-code is loaded, and in the build worker before a CuTe DSL import runs candidate code). Landlock
-restricts writes to the scratch folder (and ``/dev``), forbids TCP and scopes signals and ptrace
-to the sandbox; a seccomp filter refuses the system calls that leave a namespace or reach into
-another process (setns, unshare, ptrace, process_vm_*, mount, bpf, ...). Both hold for native code
-(cuda_cpp) too, which the audit hook cannot see. Where the kernel lacks them the evaluation goes on
-and the report says so.
+=================  ==========================================  ====================================
+module             what it does                                where it runs
+=================  ==========================================  ====================================
+``static``         AST and pattern rules over the sources:     the judge, before any candidate
+                   ``reject`` (only a hack needs it) or        starts
+                   ``warn`` (the runtime checks decide)
+``guards``         the audit hook, the integrity snapshot of   the candidate, armed before the
+                   the harness, thread and torch-state         solution's code first runs
+                   checks, fresh inputs for every timed call
+``confinement``    Landlock and seccomp for the whole process  the candidate and the build worker,
+                   (native code included)                      before any candidate code
+=================  ==========================================  ====================================
 
 **The switch** (:func:`defences_enabled`). ``SOLFORGE_DEFENCES=off`` in the judge's environment
-turns off the defences added here (never the process boundary), for the overhead benchmark
+turns off the defences of this package (never the process boundary), for the overhead benchmark
 (benchmarks/trust/bench_defences.py) only; it is ignored for submissions.
 """
 
