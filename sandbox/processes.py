@@ -251,6 +251,8 @@ class SparePool:
         if chosen is None:
             return self._start(profile)
         waiting.remove(chosen)
+        # Taken inside a pause (a baseline process opened while the reference is timed): it must run.
+        chosen.signal_group(signal.SIGCONT)
         return chosen
 
     @contextlib.contextmanager
@@ -258,9 +260,9 @@ class SparePool:
         """Freeze every spare still starting up for the length of the block; yield how many.
 
         A spare's start-up (torch imports, a CUDA context) beside a timed loop would take CPU time
-        and driver work from it. Stopping them (SIGSTOP, then SIGCONT) costs the timing nothing,
-        where waiting for them cost seconds when evaluations follow each other closely. A warm spare
-        waits on its socket and needs no pause.
+        and driver work from it. Stopping them (SIGSTOP, then SIGCONT) keeps them out of the timing
+        without waiting for them, which cost up to a whole torch import when evaluations followed each
+        other closely. A warm spare waits on its socket and needs no pause.
         """
         starting = [p for waiting in self._spares.values() for p in waiting if p.alive and not p.warm]
         for proc in starting:

@@ -12,18 +12,20 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from solforge.problems import Solution
-from solforge.sandbox.api import EvalOptions, EvalRequest
+from solforge.sandbox.api import EvalOptions, EvalReport, EvalRequest
 from solforge.sandbox.evaluate import evaluate
 from solforge.sandbox.warm import WarmJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _row(report, seconds: float, label: str) -> dict:
-    perf = {t.workload.axes.get("num_tokens", t.workload.uuid): (t.evaluation.performance.latency_ms,
-                                                               t.evaluation.performance.latency_iqr_ms)
+def _row(report: EvalReport, seconds: float, label: str) -> dict[str, Any]:
+    """One evaluation: its wall time, its phases and (median, IQR) per workload, keyed by its axes."""
+    perf = {json.dumps(t.workload.axes, sort_keys=True): (t.evaluation.performance.latency_ms,
+                                                         t.evaluation.performance.latency_iqr_ms)
             for t in report.traces if t.evaluation.performance}
     return {"label": label, "seconds": round(seconds, 2), "phases": report.phases, "perf": perf}
 
@@ -48,12 +50,14 @@ def main() -> None:
             rows.append(_row(evaluate(request, judge=judge), time.monotonic() - started, f"warm{i}"))
             time.sleep(args.pause_s)
     args.out.write_text(json.dumps(rows, indent=1, default=str))
-    keys = list(rows[0]["perf"])
-    print("tokens " + " ".join(f"{r['label']:>16}" for r in rows))
-    for k in keys:
-        print(f"{k!s:>6} " + " ".join(f"{r['perf'].get(k, (0, 0))[0] * 1e3:8.2f}±{(r['perf'].get(k, (0, 0))[1] or 0) * 1e3:6.2f}"
-                                      for r in rows))
-    print("seconds " + " ".join(f"{r['seconds']:>16}" for r in rows))
+    print("workload (median ± IQR, us) " + " ".join(f"{r['label']:>16}" for r in rows))
+    for key in rows[0]["perf"]:
+        cells = []
+        for row in rows:
+            median, iqr = row["perf"].get(key, (0.0, 0.0))
+            cells.append(f"{median * 1e3:8.2f}±{(iqr or 0.0) * 1e3:6.2f}")
+        print(f"{key:>27} " + " ".join(cells))
+    print(f"{'seconds':>27} " + " ".join(f"{r['seconds']:>16}" for r in rows))
 
 
 if __name__ == "__main__":

@@ -137,8 +137,6 @@ def _ts(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, tz=UTC)
 
 
-
-
 def _quantile(values: list[float], q: float) -> float | None:
     """numpy's default (linear) quantile, None for no values."""
     return float(np.quantile(values, q)) if values else None

@@ -39,6 +39,25 @@ def test_a_starting_spare_is_frozen_inside_the_block_and_warms_up_after(tmp_path
         pool.close()
 
 
+def test_a_spare_taken_inside_the_pause_runs(tmp_path: Path) -> None:
+    """A baseline process is opened inside the pause: the spare it takes must not stay frozen."""
+    profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
+    pool = SparePool(tmp_path, depth=2)
+    try:
+        pool.fill(profile)
+        first, second = pool._spares[profile]
+        with pool.starting_ones_paused() as paused:
+            assert paused == 2
+            taken = pool.take(profile)
+            time.sleep(0.2)
+            assert _state(taken.proc.pid) != "T"
+            other = second if taken is first else first
+            assert _state(other.proc.pid) == "T"  # the one left in the pool stays frozen
+        taken.discard()
+    finally:
+        pool.close()
+
+
 def test_a_frozen_spare_can_still_be_killed(tmp_path: Path) -> None:
     profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
     pool = SparePool(tmp_path, depth=1)
