@@ -28,6 +28,7 @@ import statistics
 import sys
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -383,10 +384,18 @@ class Judge:
 
     def start_candidate(self) -> dict[str, Any]:
         assert self.build is not None
-        started = time.perf_counter()
-        self.candidate, answer = self.open_process(self.solution, self.build)
-        self.phases["load"] = self.phases.get("load", 0.0) + time.perf_counter() - started
+        with self.phase("load"):
+            self.candidate, answer = self.open_process(self.solution, self.build)
         return answer
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Add the block's wall time to ``phases[name]`` (the report shows where an evaluation went)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - started
 
     # -- one workload -------------------------------------------------------------------
 
@@ -466,8 +475,9 @@ class Judge:
         deadline: float | None = None  # starts once the candidate is up: loading has its own limit
         for r in range(rounds):
             try:
-                inputs = self.make_inputs(workload, sizes, r)
-                references = self.run_reference(inputs)
+                with self.phase("inputs"):
+                    inputs = self.make_inputs(workload, sizes, r)
+                    references = self.run_reference(inputs)
             except Exception as exc:
                 return failed_trace(self.problem, self.solution.name, workload, Status.INVALID_REFERENCE,
                                     f"the reference failed on this workload: {type(exc).__name__}: {exc}", self.env)
@@ -486,10 +496,11 @@ class Judge:
             assert self.candidate is not None
             if deadline is None:
                 deadline = time.monotonic() + timeout_s
-            answer, blob = self.candidate.request(
-                {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
-                deadline - time.monotonic(), cuda_ipc=cuda_ipc, blob_limit=_blob_limit(references),
-            )
+            with self.phase("check"):
+                answer, blob = self.candidate.request(
+                    {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
+                    deadline - time.monotonic(), cuda_ipc=cuda_ipc, blob_limit=_blob_limit(references),
+                )
             if not answer.get("ok"):
                 return self._fail(workload, answer)
             outputs = self.read_outputs(buffers, blob, list(references))
@@ -573,13 +584,14 @@ class Judge:
             # timed call fresh inputs drawn in the candidate: nothing computed once can be replayed.
             from solforge.problems.inputs import generate_inputs
 
-            check_inputs = generate_inputs(self.problem.definition, workload, sizes, device=self.device,
-                                           seed_or_generator=secrets.randbits(62), problem_folder=self.problem.folder,
-                                           reference_module=self.reference)
-            references = self.run_reference(check_inputs)
+            with self.phase("inputs"):
+                check_inputs = generate_inputs(self.problem.definition, workload, sizes, device=self.device,
+                                               seed_or_generator=secrets.randbits(62),
+                                               problem_folder=self.problem.folder, reference_module=self.reference)
+                references = self.run_reference(check_inputs)
             cmd["check_inputs"] = self.to_shared(check_inputs)
             cmd["regen"] = self.regen_recipe(workload, sizes)
-        with self.quiet_host():
+        with self.quiet_host(), self.phase("timed"):
             answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc,
                                                   blob_limit=_blob_limit(references))
         if not answer.get("ok"):

@@ -82,6 +82,9 @@ def _eval(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         if report.build and not report.build.ok and not report.traces:
             print(report.build.log, file=sys.stderr)
+        if not args.quiet and report.phases:
+            # Where the judge's time went (build, load, inputs, check, timed, baseline), for scripts.
+            print("phases " + json.dumps({**report.phases, "judge_s": round(report.seconds, 3)}), file=sys.stderr)
     else:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

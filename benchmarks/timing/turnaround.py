@@ -55,6 +55,12 @@ def _cli(args: list[str], env: dict[str, str], timeout_s: float = 1800) -> tuple
     return time.perf_counter() - started, traces, done.stderr[-1500:]
 
 
+def _phases_line(stderr: str) -> dict[str, float] | None:
+    """The judge's phases, as ``solforge eval --json`` prints them last on stderr."""
+    return next((json.loads(line[len("phases "):]) for line in reversed(stderr.splitlines())
+                 if line.startswith("phases {")), None)
+
+
 def _medians(rows: list[dict[str, Any]], key: str = "latency_ms") -> dict[str, float]:
     """Per-workload latency from traces (``evaluation.performance``) or tool rows (``latency_ms``)."""
     out: dict[str, float] = {}
@@ -88,6 +94,20 @@ def _lease_seconds(db: Path, job_ids: list[str]) -> list[float]:
     with Ledger.open(db) as ledger:
         leases = [lease for lease in ledger.lease_history() if lease.job_id in set(job_ids)]
     return [lease.released_at.timestamp() - lease.acquired_at.timestamp() for lease in leases if lease.released_at]
+
+
+def _judge_phases(db: Path, job_ids: list[str], agent: str = "turnaround") -> list[dict[str, float]]:
+    """Each job's judge phases (load, baseline, workloads, ...) and its report's own seconds, from the ledger:
+    where a warm call's time went beside the lease."""
+    from solforge.planner import Ledger
+
+    out: list[dict[str, float]] = []
+    with Ledger.open(db) as ledger:
+        for job_id in job_ids:
+            report = ledger.get_job(job_id, agent).report if job_id else None
+            if report is not None:
+                out.append({**report.phases, "judge_s": round(report.seconds, 3)})
+    return out
 
 
 async def _mcp(problem: str, solution: dict[str, Any], env: dict[str, str], repeats: int, pause_s: float,
@@ -160,12 +180,14 @@ def measure(problem: str, language: str, *, device: str, repeats: int, pause_s: 
 
     first_s, first, err = _cli(base, env)
     case["first_eval_s"] = round(first_s, 2)
+    case["first_phases"] = _phases_line(err)
     builds = sorted((cache / "builds").glob("*/report.json"))
     compiled = [json.loads(p.read_text()).get("seconds", 0.0) for p in builds]
     case["compile_s"] = round(max(compiled), 2) if compiled and language in ("cuda_cpp", "cute_dsl") else None
     case["statuses"] = sorted({t["evaluation"]["status"] for t in first}) or [err[-200:]]
-    oneshot_s, oneshot, _ = _cli(base, env)
+    oneshot_s, oneshot, err = _cli(base, env)
     case["oneshot_warm_s"] = round(oneshot_s, 2)
+    case["oneshot_phases"] = _phases_line(err)
     ran = bool(_medians(oneshot))
     if not ran:
         case.update(mcp_warm_s=None, lease_s=None, median_drift_pct=None, spread_pct=None,
@@ -180,6 +202,9 @@ def measure(problem: str, language: str, *, device: str, repeats: int, pause_s: 
             case["mcp_changed_s"] = round(statistics.median(c["seconds"] for c in mcp["changed"]), 2)
         leases = _lease_seconds(Path(env["SOLFORGE_HOME"]) / "ledger.db", [c.get("job_id", "") for c in calls])
         case["lease_s"] = round(statistics.median(leases), 3) if leases else None
+        case["lease_each_s"] = [round(x, 3) for x in leases]
+        case["judge_phases"] = _judge_phases(Path(env["SOLFORGE_HOME"]) / "ledger.db",
+                                             [c.get("job_id", "") for c in calls])
         warm = [_medians(c.get("workloads", [])) for c in calls]
         case["median_drift_pct"] = _drift_pct(warm[0], _medians(oneshot)) if warm else None
         case["spread_pct"] = _spread_pct(warm)
