@@ -26,6 +26,7 @@ import secrets
 import shutil
 import statistics
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -209,6 +210,9 @@ class JudgeState:
                     torch.cuda.memory._set_allocator_settings("expandable_segments:False")
             with contextlib.suppress(Exception):
                 self.shared_pool = torch.cuda.MemPool()
+            # The speed-of-light count's first call imports torch._dynamo (1.5-2 s): do it now, beside
+            # the candidate process's start-up, which the first workload waits for anyway.
+            threading.Thread(target=_preload_counting, name="solforge-preload", daemon=True).start()
 
     def serves(self, options: EvalOptions) -> str | None:
         """Why this judge cannot run an evaluation with ``options`` (None when it can)."""
@@ -256,6 +260,15 @@ class JudgeState:
 
     def close(self) -> None:
         self.spares.close()
+
+
+def _preload_counting() -> None:
+    with contextlib.suppress(Exception):
+        import torch._dynamo  # noqa: F401
+
+        from solforge.problems import counting  # noqa: F401
+
+        from . import hardware, score  # noqa: F401
 
 
 def _blob_limit(references: dict[str, Any]) -> int:
@@ -481,8 +494,9 @@ class Judge:
             except Exception as exc:
                 return failed_trace(self.problem, self.solution.name, workload, Status.INVALID_REFERENCE,
                                     f"the reference failed on this workload: {type(exc).__name__}: {exc}", self.env)
-            shared_inputs = self.to_shared(inputs)
-            buffers = self.output_buffers(references)
+            with self.phase("buffers"):
+                shared_inputs = self.to_shared(inputs)
+                buffers = self.output_buffers(references)
             if self.load_failure is not None:
                 return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
             if self.candidate is None or not self.candidate.alive:
@@ -503,12 +517,12 @@ class Judge:
                 )
             if not answer.get("ok"):
                 return self._fail(workload, answer)
-            outputs = self.read_outputs(buffers, blob, list(references))
-            check = compare_outputs(outputs, references, tol)
-            if check.passed:
-                mutated = self.mutated_inputs(workload, sizes, r, shared_inputs)
-                if mutated:
-                    check = Check(Status.INCORRECT_NUMERICAL, f"the solution wrote into input {mutated!r}; inputs are read-only")
+            with self.phase("compare"):
+                outputs = self.read_outputs(buffers, blob, list(references))
+                check = compare_outputs(outputs, references, tol)
+                mutated = self.mutated_inputs(workload, sizes, r, shared_inputs) if check.passed else None
+            if mutated:
+                check = Check(Status.INCORRECT_NUMERICAL, f"the solution wrote into input {mutated!r}; inputs are read-only")
             if not check.passed:
                 # A wrong answer keeps its error statistics, so that tools need not parse the message.
                 measured = Correctness(max_absolute_error=check.max_absolute_error,
@@ -601,8 +615,9 @@ class Judge:
         if len(times) != iterations or not all(math.isfinite(t) and t >= 0 for t in times):
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK,
                                 "the timing record is malformed (wrong count or non-finite times)", self.env)
-        outputs = self.read_outputs(buffers, blob, list(references))
-        check = compare_outputs(outputs, references, tol)
+        with self.phase("compare"):
+            outputs = self.read_outputs(buffers, blob, list(references))
+            check = compare_outputs(outputs, references, tol)
         if not check.passed:
             return failed_trace(
                 self.problem, self.solution.name, workload, Status.REWARD_HACK,
@@ -626,9 +641,12 @@ class Judge:
                 "every call must do the whole computation (no batching across calls, no skipping)", self.env)
         perf = Performance(latency_ms=statistics.median(times), timer=measurement["timer"], iterations=iterations,
                            latency_iqr_ms=interquartile_range(times))
-        verdict = attach_scores(perf, self.baseline_for(workload, shared_inputs, buffers, specs),
-                                counts=self.flops_and_bytes(sizes, shared_inputs), hardware=self.env.hardware,
-                                calibration_dir=self.cache_dir / "calibration", warnings=warnings)
+        baseline = self.baseline_for(workload, shared_inputs, buffers, specs)
+        with self.phase("count"):
+            counts = self.flops_and_bytes(sizes, shared_inputs)
+        with self.phase("score"):
+            verdict = attach_scores(perf, baseline, counts=counts, hardware=self.env.hardware,
+                                    calibration_dir=self.cache_dir / "calibration", warnings=warnings)
         if verdict is not None:
             return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
         return Trace(
@@ -727,6 +745,8 @@ class Judge:
             status = self.build.status or Status.COMPILE_ERROR
             report.traces = [failed_trace(self.problem, self.solution.name, w, status, self.build.log, self.env)
                              for w in workloads]
+            for trace in report.traces:
+                emit(EvalEvent(kind="trace", trace=trace))
             return self.finish(report, started)
         language = self.solution.spec.language
         self.build.warnings += [f.describe() for f in findings][:20]
