@@ -13,6 +13,7 @@ and the count of Python threads is checked. A change is reported as tampering (R
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import io
 import os
 import socket
@@ -397,7 +398,11 @@ def main(argv: list[str] | None = None) -> int:
     # inputs (or, for a warm judge's spare, before the evaluation exists): the first command then
     # finds this process warm. Nothing of the solution is here yet.
     _warm_up(args.device)
-    from .processes import WARM_MARKER
+    from .processes import STACK_SIGNAL, WARM_MARKER
+
+    # A call that hangs gets its stacks written to the log before the judge kills the process, so the
+    # TIMEOUT says where it hung (native frames show as the Python line that called them).
+    faulthandler.register(STACK_SIGNAL, file=sys.stderr, all_threads=True)
 
     Path(WARM_MARKER).touch()  # the judge times nothing while a process is still starting up
     sock = socket.socket(fileno=args.fd)

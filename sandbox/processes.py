@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ __all__ = ["WARM_MARKER", "CandidateProcess", "ProcessProfile", "SparePool", "de
 
 WARM_MARKER = ".solforge-warm"
 """The file a candidate process creates in its home once it has started up (before any solution)."""
+STACK_SIGNAL = signal.SIGUSR2
+"""Makes a candidate process write every thread's Python stack to its log (a hung call's TIMEOUT shows it)."""
 
 
 @dataclass(frozen=True)
@@ -127,9 +130,12 @@ class CandidateProcess:
                     raise ValueError(f"expected an output blob, got frame kind {kind!r}")
             return answer, blob
         except TimeoutError:
+            stacks = self.hung_stacks()
             self.kill()
+            where = f" Where it was (Python stacks of every thread):\n{stacks}" if stacks else ""
             return {"ok": False, "status": "TIMEOUT", "hung": True,
-                    "error": f"the call did not finish within {timeout_s:.0f} s; the candidate process tree was killed"}, None
+                    "error": f"the call did not finish within {timeout_s:.0f} s; the candidate process tree was "
+                    f"killed.{where}"}, None
         except (channel.ChannelClosed, ConnectionError, OSError, ValueError) as exc:
             try:  # a closed channel usually means the process is exiting: wait a moment to say how it ended
                 code: int | None = self.proc.wait(timeout=5)
@@ -148,6 +154,23 @@ class CandidateProcess:
             return bool(readable) and bool(self.sock.recv(1, socket.MSG_PEEK))
         except OSError:
             return False  # a closed channel is a death, which the request itself reports
+
+    def hung_stacks(self, wait_s: float = 1.0, limit: int = 2500) -> str:
+        """Ask a hung process for its stacks (``STACK_SIGNAL``, faulthandler) and return what it wrote."""
+        if not self.alive:
+            return ""
+        with contextlib.suppress(OSError):
+            before = self.log_path.stat().st_size
+            os.kill(self.proc.pid, STACK_SIGNAL)
+            deadline, size = time.monotonic() + wait_s, before
+            while time.monotonic() < deadline:
+                time.sleep(0.1)
+                now = self.log_path.stat().st_size
+                if now > before and now == size:
+                    break  # written, and no longer growing
+                size = now
+            return self.log_path.read_bytes()[before:].decode("utf-8", "replace")[-limit:].strip()
+        return ""
 
     def log_tail(self, limit: int = 2000) -> str:
         with contextlib.suppress(OSError):

@@ -89,8 +89,12 @@ def test_hang_is_killed_as_timeout_and_next_workload_runs(tmp_path: Path) -> Non
     code = ("import torch\ndef run(hidden_states, weight, eps, output):\n"
             "    if hidden_states.shape[0] == 1:\n        while True:\n            pass\n"
             f"    {RMS}\n    output.copy_(y.to(output.dtype))\n")
-    statuses = _run(_python_solution(code), tmp_path, run_timeout_s=5)
-    assert statuses == [Status.TIMEOUT, Status.PASSED, Status.PASSED]
+    opts = EvalOptions(**{**FAST, "cache_dir": tmp_path / "cache", "run_timeout_s": 5})
+    report = evaluate(EvalRequest(problem=str(DATA), solution=_python_solution(code), options=opts))
+    assert [t.evaluation.status for t in report.traces] == [Status.TIMEOUT, Status.PASSED, Status.PASSED]
+    # The TIMEOUT says where the solution was stuck: its own file and the loop's line.
+    log = report.traces[0].evaluation.log
+    assert "Where it was" in log and "main.py" in log and "line 4" in log, log
 
 
 def test_segfault_is_a_runtime_error_and_the_next_workload_runs(tmp_path: Path) -> None:
