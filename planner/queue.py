@@ -476,7 +476,7 @@ def run_params(report: EvalReport, solution_name: str) -> list[dict[str, Any]]:
 
 
 def submission_params(report: EvalReport, solution: Solution, *, agent: str) -> dict[str, Any]:
-    """``insert_submission`` parameters: DESIGN.md section 3's aggregation of a report.
+    """``insert_submission`` parameters: docs/design.md section 3's aggregation of a report.
 
     score: the mean SOL score over the workloads, failed ones (and CPU runs, which carry no score)
     counting 0. speedup: the geometric mean over the passed workloads that have one.

@@ -1,6 +1,6 @@
 """Job runners: :class:`SandboxRunner` (production) and :class:`SubprocessRunner` (any child process).
 
-Both keep candidate code out of the worker process (DESIGN.md section 6): the sandbox runs it in its
+Both keep candidate code out of the worker process (docs/design.md section 6): the sandbox runs it in its
 own child processes; SubprocessRunner runs a command. Neither imports torch.
 """
 

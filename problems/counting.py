@@ -1,6 +1,6 @@
 """FLOP and byte counts for one workload, derived from the problem's PyTorch reference.
 
-The speed-of-light model (DESIGN.md section 3) needs three numbers per workload: the FLOPs that
+The speed-of-light model (docs/design.md section 3) needs three numbers per workload: the FLOPs that
 tensor cores can execute (per dtype), the other FLOPs (run on the CUDA cores at the fp32 rate) and
 the DRAM bytes. This module derives them from the reference itself, so a problem needs no
 hand-written formula:
@@ -57,14 +57,14 @@ Transcendentals are charged low, 2 FLOPs (one SFU instruction plus one FMA-pipe 
 because the speed of light must stay a lower bound. On sm_90/sm_100 the SFU (MUFU) issues 16
 exp2/rsqrt/tanh per SM per clock against 128 fp32 FMAs, so charging its throughput would cost about
 16 FLOPs per exp; but the SFU runs beside the FMA pipe, and kernels split exp2 between it and FMA
-polynomials (FlashAttention-4), so the achievable cost is far lower. DESIGN.md adds the CUDA-core
+polynomials (FlashAttention-4), so the achievable cost is far lower. docs/design.md adds the CUDA-core
 time to the tensor-core time rather than overlapping them, which already charges attention's
 softmax in full; the low per-element costs keep that sum reachable.
 
 Bytes
 -----
 ``bytes`` = every tensor input read once + every output written once (the *fused* bound of
-DESIGN.md section 3), from the definition's shapes and dtypes: ``numel * bits / 8`` where packed
+docs/design.md section 3), from the definition's shapes and dtypes: ``numel * bits / 8`` where packed
 fp4 (``float4_e2m1fn_x2``) shapes already count bytes and unpacked ``float4_e2m1`` is stored one
 code per byte; 0-D tensors are one element; Python scalars (``shape: null``) are free.
 Intermediates are not counted: a perfectly fused kernel keeps them on chip.

@@ -355,9 +355,10 @@ def _is_sticky(exc: BaseException) -> bool:
                                    "misaligned address", "illegal instruction", "CUDA error"))
 
 
-def _warm_up(device: str) -> None:
+def _warm_up(device: str, language: str | None = None) -> None:
     """Import what loading a solution and timing it need: torch and CUDA, the harness, the timer's
-    CUPTI, and the kernel languages' own packages (library code, never the solution's)."""
+    CUPTI, and the kernel languages' own packages (library code, never the solution's): all of them,
+    or those of ``language`` when the judge knows it (triton always: torch.compile uses it too)."""
     import contextlib
 
     import torch
@@ -377,7 +378,7 @@ def _warm_up(device: str) -> None:
         timing.clear_persisting_l2()  # before any solution: a carve-out found later is the solution's
     with contextlib.suppress(Exception):
         import triton  # noqa: F401
-    if device.startswith("cuda"):
+    if device.startswith("cuda") and language in (None, "cute_dsl"):
         with contextlib.suppress(Exception):
             import cutlass.cute  # noqa: F401
 
@@ -387,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--defences", choices=("on", "off"), default="on")
     parser.add_argument("--device", default="cpu", help="where the solution will run (cuda:N or cpu)")
+    parser.add_argument("--language", help="the solution's kernel language, when known before it is sent")
     args = parser.parse_args(argv)
     notes: list[str] = []
     if args.defences == "on":
@@ -397,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     # Start torch, the CUDA context and the harness while the judge is still building and preparing
     # inputs (or, for a warm judge's spare, before the evaluation exists): the first command then
     # finds this process warm. Nothing of the solution is here yet.
-    _warm_up(args.device)
+    _warm_up(args.device, args.language)
     from .processes import STACK_SIGNAL, WARM_MARKER
 
     # A call that hangs gets its stacks written to the log before the judge kills the process, so the

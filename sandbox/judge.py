@@ -210,9 +210,12 @@ class JudgeState:
                     torch.cuda.memory._set_allocator_settings("expandable_segments:False")
             with contextlib.suppress(Exception):
                 self.shared_pool = torch.cuda.MemPool()
-            # The speed-of-light count's first call imports torch._dynamo (1.5-2 s): do it now, beside
-            # the candidate process's start-up, which the first workload waits for anyway.
-            threading.Thread(target=_preload_counting, name="solforge-preload", daemon=True).start()
+            # First calls that cost seconds in a fresh judge (the speed-of-light count imports
+            # torch._dynamo; the comparison's kernels load on first use): made now, beside the
+            # candidate process's start-up, which the first workload waits for anyway.
+            threading.Thread(target=_preload, args=(self.device,), name="solforge-preload", daemon=True).start()
+        self.startup_s = _seconds_since_start()
+        """From this process's start to here (torch, CUDA): a one-shot evaluation's report shows it."""
 
     def serves(self, options: EvalOptions) -> str | None:
         """Why this judge cannot run an evaluation with ``options`` (None when it can)."""
@@ -262,13 +265,28 @@ class JudgeState:
         self.spares.close()
 
 
-def _preload_counting() -> None:
-    with contextlib.suppress(Exception):
-        import torch._dynamo  # noqa: F401
+def _seconds_since_start() -> float | None:
+    """Seconds since this process started (Linux: /proc/self/stat's start time), else None."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, clock ticks after boot
+        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 3)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
-        from solforge.problems import counting  # noqa: F401
+
+def _preload(device: Any) -> None:
+    with contextlib.suppress(Exception):
+        import torch
+        import torch._dynamo
+
+        from solforge.problems import Tolerance, counting  # noqa: F401
 
         from . import hardware, score  # noqa: F401
+
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            x = torch.ones(64, dtype=dtype, device=device)
+            compare_outputs({"x": x}, {"x": x.clone()}, Tolerance())
 
 
 def _blob_limit(references: dict[str, Any]) -> int:
@@ -327,6 +345,8 @@ class Judge:
         self.failure_kind: _FailureKind | None = None
         """How the last workload failed, when it was a hang, a crash or an out-of-memory."""
         self.phases: dict[str, float] = {}
+        if not state.warm and state.startup_s is not None:
+            self.phases["startup"] = state.startup_s
         self.cleaned = False
         from .baseline import shipped_records
 
@@ -895,7 +915,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         request = EvalRequest.model_validate_json(sys.stdin.read())
         # The candidate's process starts before this one imports torch: both start up in parallel.
-        spares = SparePool(root, depth=1)
+        spares = SparePool(root, depth=1, language=request.solution.spec.language.value)
         spares.fill(profile_for(request.options, guess_device(request.options)))
         state = JudgeState(request.options.device, root, spares=spares)
     except Exception as exc:

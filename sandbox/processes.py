@@ -72,7 +72,7 @@ class ProcessProfile:
 class CandidateProcess:
     """The candidate's process, its folder and the judge's end of the socket."""
 
-    def __init__(self, profile: ProcessProfile, folder: Path) -> None:
+    def __init__(self, profile: ProcessProfile, folder: Path, *, language: str | None = None) -> None:
         self.profile = profile
         self.folder = folder
         self.sock, child = socket.socketpair()
@@ -84,7 +84,8 @@ class CandidateProcess:
         try:
             self.proc = isolation.spawn_isolated(
                 [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
-                 "--defences", "on" if profile.defences else "off", "--device", profile.device],
+                 "--defences", "on" if profile.defences else "off", "--device", profile.device,
+                 *(["--language", language] if language else [])],
                 cwd=self.home,
                 env=profile.environment(self.home),
                 memory_limit_bytes=profile.memory_limit_bytes,
@@ -241,16 +242,22 @@ class SparePool:
         Folder under which each process gets a folder of its own (``spare-<n>``).
     depth
         How many processes :meth:`fill` keeps ready per profile.
+    language
+        The one kernel language these processes will run, when it is known before they start (a
+        one-shot evaluation): they then skip importing the other languages' packages (CuTe DSL's
+        takes about a second), which is most of the time a first workload waits for its process.
+        None (a warm judge's spares): ready for any language.
     """
 
-    def __init__(self, root: Path, depth: int = 2) -> None:
+    def __init__(self, root: Path, depth: int = 2, *, language: str | None = None) -> None:
         self.root = root
         self.depth = max(1, depth)
+        self.language = language
         self._spares: dict[ProcessProfile, list[CandidateProcess]] = {}
         self._numbers = itertools.count(1)
 
     def _start(self, profile: ProcessProfile) -> CandidateProcess:
-        return CandidateProcess(profile, self.root / f"spare-{next(self._numbers)}")
+        return CandidateProcess(profile, self.root / f"spare-{next(self._numbers)}", language=self.language)
 
     def _live(self, profile: ProcessProfile) -> list[CandidateProcess]:
         waiting = self._spares.get(profile, [])

@@ -1,4 +1,4 @@
-"""Speed of light and the SOL score (DESIGN.md section 3).
+"""Speed of light and the SOL score (docs/design.md section 3).
 
 Per workload, from the hardware-independent counts of :mod:`solforge.problems.counting` and the
 :class:`~solforge.sandbox.hardware.Peaks` of one GPU::
@@ -7,7 +7,7 @@ Per workload, from the hardware-independent counts of :mod:`solforge.problems.co
     memory_s  = bytes / dram_bandwidth
     T_SOL     = max(compute_s, memory_s)            bound = compute if compute_s >= memory_s else memory
 
-DESIGN.md fixes the *sum* of the tensor-core and CUDA-core terms, with perfect overlap of compute
+docs/design.md fixes the *sum* of the tensor-core and CUDA-core terms, with perfect overlap of compute
 and memory traffic (the max). SOLAR takes the max of the two compute terms instead (its latest
 version drops the CUDA-core term from the SOL altogether); the sum is up to 2x larger where both
 terms are comparable, as in attention, whose softmax runs beside the matrix products in a flash

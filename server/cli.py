@@ -1,4 +1,4 @@
-"""The ``solforge`` command line (DESIGN.md section 4).
+"""The ``solforge`` command line (docs/design.md section 4).
 
 server/ is the outermost layer, so the command line lives here beside the MCP adapter: it is the
 only place allowed to reach every other part. Heavy modules are imported inside each command so

@@ -379,7 +379,7 @@ def analyse(
 
 
 def mean_over_scored(rows: list[SolRow], *, failures_count: bool) -> tuple[float | None, int]:
-    """The problem score over the rows that have one (DESIGN.md section 3: arithmetic mean, failed ones 0).
+    """The problem score over the rows that have one (docs/design.md section 3: arithmetic mean, failed ones 0).
 
     Rows without a usable baseline are left out rather than counted 0; an impossible latency that has a
     baseline counts 0, as the judge's REWARD_HACK would. ``failures_count``: whether failed workloads of the run count

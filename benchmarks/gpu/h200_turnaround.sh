@@ -9,9 +9,11 @@
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
 #   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape, cold, from a shared
 #               cache, and with dynamic shapes (how to make a first evaluation cheaper)
+#   cute        why the CuTe DSL rmsnorm hangs in its first call (2026-12-02): the kernel called directly,
+#               with and without the harness's persisting-L2 reset, then through the judge with defences off
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 set -uo pipefail
-step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences|baseline}
+step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences|baseline|cute}
 source benchmarks/gpu/setup_device.sh
 case "$step" in
   tests)
@@ -42,5 +44,12 @@ case "$step" in
     timeout 500 python3 benchmarks/gpu/probe_baseline_compile.py --out "$OUT/baseline_compile.json" \
       > "$OUT/baseline_compile.log" 2>&1
     tail -n 4 "$OUT/baseline_compile.log" ;;
+  cute)
+    sol=benchmarks/solutions/qwen3_8b_rmsnorm/cute_dsl.json
+    timeout 150 python3 benchmarks/gpu/probe_standalone.py $sol --tokens 8 4096 --timeout-s 60 > "$OUT/cute_standalone.log" 2>&1
+    timeout 150 python3 benchmarks/gpu/probe_standalone.py $sol --tokens 8 --clear-l2 --timeout-s 60 >> "$OUT/cute_standalone.log" 2>&1
+    cat "$OUT/cute_standalone.log"
+    timeout 120 python3 benchmarks/gpu/probe_one.py $sol --modes off --timeout-s 25 > "$OUT/cute_judge.log" 2>&1
+    tail -c 3000 "$OUT/cute_judge.log" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac

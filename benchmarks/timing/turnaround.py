@@ -225,11 +225,14 @@ def _environment() -> dict[str, Any]:
             env[name] = version(name)
         except Exception:
             env[name] = None
-    try:
-        env["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                       cwd=ROOT, timeout=10).stdout.strip() or os.environ.get("SOLFORGE_COMMIT")
-    except (OSError, subprocess.SubprocessError):
-        env["commit"] = os.environ.get("SOLFORGE_COMMIT")
+    # SOLFORGE_COMMIT first: a copied working tree (the GPU machine's) may carry an older .git.
+    env["commit"] = os.environ.get("SOLFORGE_COMMIT")
+    if not env["commit"]:
+        try:
+            env["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                           cwd=ROOT, timeout=10).stdout.strip() or None
+        except (OSError, subprocess.SubprocessError):
+            env["commit"] = None
     smi = shutil.which("nvidia-smi")
     if smi:
         out = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True,

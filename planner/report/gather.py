@@ -1,6 +1,6 @@
 """Gather a :class:`ReportData` from a ledger: read-only queries over the ledger's own tables.
 
-The definitions follow the public result's terms (DESIGN.md, section 3):
+The definitions follow the public result's terms (docs/design.md, section 3):
 
 - a problem's result is its **best submission**, chosen as the leaderboard chooses (accepted
   submissions only, those that passed every workload; then score, then speedup, then the earlier),

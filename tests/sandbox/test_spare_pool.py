@@ -66,3 +66,24 @@ def test_a_frozen_spare_can_still_be_killed(tmp_path: Path) -> None:
     with pool.starting_ones_paused():
         pool.close()  # cancelled mid-timing: closing must not wait on a stopped process
     assert not spare.alive
+
+
+def test_a_pool_that_knows_the_language_tells_its_processes(tmp_path: Path) -> None:
+    """A one-shot judge knows the solution's language before its process starts: the process is told,
+    so that it imports that language's packages only; a warm judge's spares are told nothing."""
+    profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
+    told, untold = SparePool(tmp_path / "a", depth=1, language="triton"), SparePool(tmp_path / "b", depth=1)
+    try:
+        told.fill(profile)
+        untold.fill(profile)
+        mine, generic = told.take(profile), untold.take(profile)
+        try:
+            argv = Path(f"/proc/{mine.proc.pid}/cmdline").read_bytes().split(b"\0")
+            assert argv[argv.index(b"--language") + 1] == b"triton"
+            assert b"--language" not in Path(f"/proc/{generic.proc.pid}/cmdline").read_bytes()
+        finally:
+            mine.discard()
+            generic.discard()
+    finally:
+        told.close()
+        untold.close()
