@@ -4,10 +4,12 @@
 
     SolforgeError                         (solforge.problems.errors)
     ├── FormatError, ProblemNotFound, ...  (solforge.problems.errors)
-    └── ToolInputError        an argument is well-typed but unusable here (both or neither of two, a path
-        │                     outside the allowed root, a solution for another problem)
-        ├── JobNotFound       no job by that id belongs to the caller
-        └── ServiceUnavailable the ledger or the evaluation engine cannot be reached from this server
+    ├── ToolInputError        an argument is well-typed but unusable here (both or neither of two, a path
+    │                         outside the allowed root, a solution for another problem)
+    ├── ServiceUnavailable    the ledger or the evaluation engine cannot be reached from this server
+    └── LedgerError           (solforge.planner.errors)
+        └── JobNotFound       no job by that id belongs to the caller: the ledger's own class, re-exported
+                              here; the tools raise it again with a message for the agent
 
 Every message says what was wrong and what to call next. The MCP server turns any ``SolforgeError``
 into a tool error the agent reads (``solforge.server.adapter``); anything else is a bug, logged with
@@ -16,15 +18,14 @@ its traceback on stderr and answered with a generic message.
 
 from __future__ import annotations
 
+from solforge.planner.errors import JobNotFound
 from solforge.problems.errors import SolforgeError
+
+__all__ = ["JobNotFound", "ServiceUnavailable", "ToolInputError"]
 
 
 class ToolInputError(SolforgeError):
     """An argument is well-formed but cannot be used; the message names it and says what to send instead."""
-
-
-class JobNotFound(ToolInputError):
-    """No job with that id belongs to you; use the job_id that run_benchmark or submit_solution returned to you."""
 
 
 class ServiceUnavailable(SolforgeError):

@@ -210,11 +210,9 @@ async def live_workers(ctx: ToolContext) -> int:
 @contextlib.contextmanager
 def _owned(ctx: ToolContext, job_id: str) -> Iterator[None]:
     """Turn the ledger's JobNotFound into the agent-facing one (same for unknown ids and others' jobs)."""
-    from solforge.planner.errors import JobNotFound as LedgerJobNotFound
-
     try:
         yield
-    except LedgerJobNotFound as exc:
+    except JobNotFound as exc:
         raise JobNotFound(
             f"no job {job_id!r} belongs to you (agent {ctx.agent!r}); use a job_id that run_benchmark, "
             "submit_solution or compile_kernel returned to you"
@@ -337,7 +335,7 @@ async def baselines_for(
     are not comparable with a GPU's T_SOL). Returns the times, their device, and the devices of
     newer runs that were passed over.
     """
-    from solforge.planner.errors import AgentNotFound, JobNotFound
+    from solforge.planner.errors import AgentNotFound
 
     passed_over: list[str] = []
     if not ctx.services.has_ledger:
