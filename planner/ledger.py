@@ -18,6 +18,7 @@ import anyio.to_thread
 from sqlalchemy import RowMapping
 
 from solforge.problems import Definition, Solution
+from solforge.problems.config import agent_name_error
 from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
 
 from . import queue
@@ -66,7 +67,6 @@ _COMPILE_SLACK_S = 60.0
 """Worker backstop beyond the sandbox's own compile limit (process start-up, cache writes)."""
 _EVAL_SLACK_S = 120.0
 """Worker backstop beyond the sandbox's own total limit (baseline timing, teardown)."""
-_AGENT_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@:")
 
 
 def hash_token(token: str) -> str:
@@ -312,10 +312,9 @@ class Ledger:
 
     @staticmethod
     def _check_agent_name(name: str) -> None:
-        if not name or len(name) > 64 or not set(name) <= _AGENT_NAME_CHARS:
-            raise InvalidJobRequest(
-                f"agent name {name!r} is not valid: use 1-64 letters, digits and - _ . @ :"
-            )
+        problem = agent_name_error(name)
+        if problem:
+            raise InvalidJobRequest(problem)
 
     def register_agent(self, name: str, *, issue_token: bool = True) -> AgentCredentials | AgentView:
         """Create an agent.

@@ -439,8 +439,10 @@ def resolve_peaks(gpu_name: str, calibration_dir: Path | None = None) -> Peaks |
 
 
 def default_cache_dir() -> Path:
-    """``$SOLFORGE_CACHE``, else ``~/.cache/solforge`` (as the sandbox's caches)."""
-    return Path(os.environ.get("SOLFORGE_CACHE", Path.home() / ".cache" / "solforge"))
+    """The solforge cache root (:func:`solforge.problems.config.cache_dir`)."""
+    from solforge.problems.config import cache_dir
+
+    return cache_dir()
 
 
 def default_calibration_dir() -> Path:

@@ -640,9 +640,10 @@ _PASSTHROUGH = ("LD_LIBRARY_PATH", "CC", "CXX", "CUDAHOSTCXX", "MAX_JOBS", "TZ")
 
 
 def default_cache_dir() -> Path:
-    """The solforge cache root: ``$SOLFORGE_CACHE``, else ``~/.cache/solforge``."""
-    env = os.environ.get("SOLFORGE_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "solforge"
+    """The solforge cache root (:func:`solforge.problems.config.cache_dir`)."""
+    from solforge.problems.config import cache_dir
+
+    return cache_dir()
 
 
 def _cuda_home() -> str | None:

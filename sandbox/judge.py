@@ -47,6 +47,7 @@ from solforge.problems import (
     Workload,
     load_problem,
 )
+from solforge.problems.config import cache_dir
 
 from . import defences, jit_cache
 from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
@@ -85,7 +86,7 @@ def progress(message: str, done: int | None = None, total: int | None = None) ->
 def default_cache_dir(options: EvalOptions) -> Path:
     if options.cache_dir is not None:
         return options.cache_dir
-    return Path(os.environ.get("SOLFORGE_CACHE", Path.home() / ".cache" / "solforge"))
+    return cache_dir()
 
 
 def environment(device: Any) -> Environment:

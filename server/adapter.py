@@ -137,7 +137,9 @@ def _schema_cache_path(specs: list[ToolSpec]) -> Path:
             digest.update(path.read_bytes())
         except OSError:
             digest.update(str(path).encode())
-    root = Path(os.environ.get("SOLFORGE_CACHE") or Path.home() / ".cache" / "solforge")
+    from solforge.problems.config import cache_dir
+
+    root = cache_dir()
     return root / "mcp" / f"tool-schemas-{digest.hexdigest()[:20]}.json"
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
+from solforge.problems.config import agent_name_error
 from solforge.tools.base import ToolServices, ToolSettings
 from solforge.tools.registry import ToolSpec, all_tools
 
@@ -34,7 +35,6 @@ log = logging.getLogger("solforge.server")
 
 DEFAULT_AGENT = "local"
 """The identity of a stdio caller that did not pass --agent."""
-_AGENT_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 def _version() -> str:
@@ -172,8 +172,9 @@ def parse_http(spec: str) -> tuple[str, int]:
 
 
 def _check_agent(agent: str) -> str:
-    if not agent or len(agent) > 64 or not set(agent) <= _AGENT_NAME_CHARS:
-        raise ValueError(f"--agent {agent!r}: use 1-64 letters, digits, '.', '_' or '-'")
+    problem = agent_name_error(agent)
+    if problem:
+        raise ValueError(f"--agent: {problem}")
     return agent
 
 
@@ -228,7 +229,7 @@ def static_tokens(token: str | None, agent: str) -> dict[str, str]:
     Raises
     ------
     ValueError
-        For an agent name that is not 1-64 letters, digits, '.', '_' or '-'.
+        For an agent name that breaks the rule of :mod:`solforge.problems.config` (1-64 letters, digits and - _ . @ :).
     """
     tokens: dict[str, str] = {}
     for raw in (token, os.environ.get("SOLFORGE_TOKEN")):

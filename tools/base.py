@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from solforge.problems import CATALOGUE_DIR
+from solforge.problems.config import cache_dir
 from solforge.problems.load import env_problem_dirs
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class ToolSettings:
         ``SOLFORGE_TARGET_ARCH``, then ``overrides``."""
         values: dict[str, Any] = {"problem_dirs": tuple(env_problem_dirs())}
         if os.environ.get("SOLFORGE_CACHE"):
-            values["cache_dir"] = Path(os.environ["SOLFORGE_CACHE"]).expanduser()
+            values["cache_dir"] = cache_dir()
         if os.environ.get("SOLFORGE_TARGET_ARCH"):
             values["target_arch"] = os.environ["SOLFORGE_TARGET_ARCH"]
         if os.environ.get("SOLFORGE_ONLY_PROBLEM_DIRS") == "1":
