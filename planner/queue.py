@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from solforge.problems import Solution, Status
 from solforge.sandbox.api import BaselineRecord, EvalReport
-from solforge.sandbox.score import counted_speedup, geomean_or_none
+from solforge.sandbox.sol.score import counted_speedup, geomean_or_none
 
 from ._db import Tx
 from .models import TERMINAL_STATUSES

@@ -5,8 +5,8 @@ Which process runs what, and what each may trust::
     caller (CLI, worker, tests)      evaluate.py, warm.py, build/builder.py, api.py
       |  no torch; sends an EvalRequest, reads EvalEvents; trusts the judge's JSON events
       v
-    judge process (trusted)          judge.py, processes.py, baseline.py, correctness.py, score.py,
-      |                              hardware.py, jit_cache.py, defences/static.py
+    judge process (trusted)          judge.py, processes.py, baseline.py, correctness.py, jit_cache.py,
+      |                              defences/static.py, sol/ (counting, peaks and the score)
       |  holds the seed, the reference and its outputs; warm (--serve) or one evaluation;
       |  never unpickles or imports anything the candidate wrote
       v
@@ -16,6 +16,9 @@ Which process runs what, and what each may trust::
          network), answers in JSON; started ahead as a spare, used for one solution only
 
     build child (hostile input)      build/worker.py: compilers, and a CuTe DSL import, confined
+
+:mod:`solforge.sandbox.sol` is the speed of light in one place: FLOP and byte counting, GPU specs and
+NVML, calibration, peaks and every score formula; the tools, the ledger and the report call it.
 
 Start with :func:`solforge.sandbox.evaluate.evaluate` and :mod:`solforge.sandbox.api` (the typed
 contract); :class:`solforge.sandbox.warm.WarmJudge` is the long-lived judge a worker keeps per GPU.

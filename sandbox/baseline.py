@@ -245,7 +245,7 @@ def attach_scores(perf: Performance, baseline: BaselineRecord | None, *, counts:
     figures). A baseline variant that could not be timed is named in ``warnings`` (the trace's log):
     a speedup over the eager reference alone reads very differently from one over torch.compile.
     """
-    from . import score
+    from .sol import score
 
     if baseline is not None:
         if warnings is not None:
@@ -259,7 +259,8 @@ def attach_scores(perf: Performance, baseline: BaselineRecord | None, *, counts:
         perf.speedup = score.speedup(baseline.baseline_ms, perf.latency_ms)
     if counts is None:
         return None  # CPU timings carry no speed-of-light score
-    from .hardware import datasheet_peaks, match_spec, resolve_peaks
+    from .sol.hardware import datasheet_peaks, match_spec
+    from .sol.peaks import resolve_peaks
 
     peaks = resolve_peaks(hardware, calibration_dir)
     if peaks is None:

@@ -138,7 +138,7 @@ def probe_gpu(index: int, timeout_s: float = PROBE_TIMEOUT_S) -> tuple[bool, str
 
 def _leftover_processes(index: int) -> list[int]:
     """PIDs holding a context on GPU ``index`` (NVML), empty when NVML cannot tell."""
-    from .hardware import _nvml
+    from .sol.hardware import _nvml
 
     with _nvml() as nv:
         if nv is None:
@@ -154,7 +154,7 @@ def _leftover_processes(index: int) -> list[int]:
 def gpu_is_healthy(index: int, *, timeout_s: float = PROBE_TIMEOUT_S, allow_processes: bool = False) -> tuple[bool, str]:
     """Whether physical GPU ``index`` may take the next job, and if not why.
 
-    Three checks, cheapest first: NVML health (:func:`solforge.sandbox.hardware.check_health`:
+    Three checks, cheapest first: NVML health (:func:`solforge.sandbox.sol.hardware.check_health`:
     reachable, not throttled or overheating, no uncorrected ECC errors, no pending page retirement or
     row remapping); no process still holding a context on it (a candidate that survived its kill, a
     hung job), unless ``allow_processes``; and the probe kernel (:func:`probe_gpu`) completing with
@@ -175,7 +175,7 @@ def gpu_is_healthy(index: int, *, timeout_s: float = PROBE_TIMEOUT_S, allow_proc
         ``(True, "")`` or ``(False, reason)``; never raises.
     """
     try:
-        from .hardware import check_health
+        from .sol.hardware import check_health
 
         health = check_health(index)
         if not health.ok:

@@ -281,9 +281,9 @@ def _preload(device: Any) -> None:
         import torch
         import torch._dynamo
 
-        from solforge.problems import Tolerance, counting  # noqa: F401
+        from solforge.problems import Tolerance
 
-        from . import hardware, score  # noqa: F401
+        from .sol import counting, hardware, score  # noqa: F401
 
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
             x = torch.ones(64, dtype=dtype, device=device)
@@ -714,7 +714,7 @@ class Judge:
         """The workload's FLOP and byte counts for the speed of light (None on the CPU)."""
         if self.device.type != "cuda":
             return None
-        from solforge.problems.counting import count_workload
+        from solforge.sandbox.sol.counting import count_workload
 
         named = dict(zip(self.problem.definition.inputs, inputs, strict=True))
         return count_workload(self.problem.definition, sizes, named)

@@ -187,7 +187,7 @@ def _fmt_ms(value: float | None) -> str:
 def _print_report(report: Any, console: Any) -> None:
     from rich.table import Table
 
-    from solforge.sandbox.score import geomean
+    from solforge.sandbox.sol.score import geomean
 
     build = report.build
     if build is not None:
@@ -259,7 +259,7 @@ def _print_report(report: Any, console: Any) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from solforge.sandbox.calibrate import run_calibrate_cli
+    from solforge.sandbox.sol.calibrate import run_calibrate_cli
 
     return run_calibrate_cli(json_output=args.json)
 

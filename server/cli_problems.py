@@ -2,7 +2,7 @@
 
 ``list`` and ``summary`` take the same filters (category, model, op type, dtype, bound, text). The
 bound of a workload (memory or compute) is its speed-of-light bound on a GPU's datasheet peaks
-(H200 unless ``--gpu``), from the FLOPs and bytes :mod:`solforge.problems.counting` derives from the
+(H200 unless ``--gpu``), from the FLOPs and bytes :mod:`solforge.sandbox.sol.counting` derives from the
 reference, as get_sol_score computes it; a problem whose workloads disagree is ``mixed``. Counting
 traces each reference on meta tensors and is cached on disk, so only the first run is slow; it is
 done only when a bound is asked for.
@@ -76,13 +76,13 @@ def _load_rows(dirs: list[str]) -> list[Row]:
 
 def _add_bounds(rows: list[Row], gpu: str) -> None:
     """Fill each row's bound from the counted FLOPs and bytes on ``gpu``'s datasheet peaks."""
-    from solforge.problems.counting import CountingError, counts_for_problem
-    from solforge.sandbox.hardware import datasheet_peaks, default_cache_dir, match_spec
-    from solforge.sandbox.score import sol_time
+    from solforge.sandbox.sol.counting import CountingError, counts_for_problem
+    from solforge.sandbox.sol.hardware import datasheet_peaks, default_cache_dir, match_spec
+    from solforge.sandbox.sol.score import sol_time
 
     spec = match_spec(gpu)
     if spec is None:
-        from solforge.sandbox.hardware import GPU_SPECS
+        from solforge.sandbox.sol.hardware import GPU_SPECS
 
         raise ValueError(f"no datasheet for GPU {gpu!r}; use one of {sorted(GPU_SPECS)}")
     peaks = datasheet_peaks(spec)

@@ -19,11 +19,10 @@ KNOWN_CYCLES = {
     frozenset({"planner.runners", "planner.worker"}),
     frozenset({"problems.importers", "problems.importers.common", "problems.importers.flashinfer_trace",
                "problems.importers.kernelbench", "problems.importers.sol_execbench"}),
-    frozenset({"sandbox.calibrate", "sandbox.hardware"}),
     frozenset({"tools.base", "tools.docs"}),
     frozenset({"tools.jobs", "tools.ledger_port"}),
 }
-KNOWN_LARGE = {"planner.ledger", "planner.swarm.runner", "planner.worker", "problems.counting",
+KNOWN_LARGE = {"planner.ledger", "planner.swarm.runner", "planner.worker", "sandbox.sol.counting",
                "problems.generator.llm_ops", "problems.generator.media_diffusion", "problems.generator.media_layers",
                "problems.generator.models_media", "problems.inputs", "sandbox.isolation", "sandbox.judge"}
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from solforge.sandbox.score import counted_speedup, geomean_or_none
+from solforge.sandbox.sol.score import counted_speedup, geomean_or_none
 
 from .base import (
     DEFAULT_MAX_CHARS,

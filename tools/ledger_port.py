@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from solforge.problems import CATALOGUE_DIR
-from solforge.sandbox.score import geomean_or_none
+from solforge.sandbox.sol.score import geomean_or_none
 
 from .base import ToolContext
 from .errors import JobNotFound, ServiceUnavailable

@@ -1,8 +1,8 @@
 """get_sol_score: the speed-of-light breakdown of a run, or of a latency the agent names.
 
 Per workload: FLOPs (tensor-core and other) and DRAM bytes counted from the reference
-(:mod:`solforge.problems.counting`), arithmetic intensity, the bound, T_SOL on the GPU's peaks
-(:mod:`solforge.sandbox.score`, :mod:`solforge.sandbox.hardware`) and the score of a latency. Counting
+(:mod:`solforge.sandbox.sol.counting`), arithmetic intensity, the bound, T_SOL on the GPU's peaks
+(:mod:`solforge.sandbox.sol.score`, :mod:`solforge.sandbox.sol.hardware`) and the score of a latency. Counting
 imports torch; it runs in a worker thread on first use and is cached per problem.
 
 Times are milliseconds in and out, as run_benchmark reports them. A score needs a baseline T_b timed
@@ -28,8 +28,8 @@ from .ledger_port import baselines_for, job_for
 
 if TYPE_CHECKING:
     from solforge.problems import Problem
-    from solforge.problems.counting import SolCounts
-    from solforge.sandbox.hardware import Peaks
+    from solforge.sandbox.sol.counting import SolCounts
+    from solforge.sandbox.sol.hardware import Peaks
 
 DEFAULT_GPU = "H200"
 """Peaks used when neither the run nor this machine names a GPU."""
@@ -222,8 +222,8 @@ def _opt_sig(value: float | None) -> float | None:
 
 
 def _counts(problem: Problem, ctx: ToolContext) -> dict[str, SolCounts]:
-    from solforge.problems.counting import counts_for_problem
-    from solforge.sandbox.hardware import default_cache_dir
+    from solforge.sandbox.sol.counting import counts_for_problem
+    from solforge.sandbox.sol.hardware import default_cache_dir
 
     key = (problem.name, id(problem))
     with _counts_lock:
@@ -236,7 +236,8 @@ def _counts(problem: Problem, ctx: ToolContext) -> dict[str, SolCounts]:
 
 
 def _peaks(gpu: str) -> Peaks:
-    from solforge.sandbox.hardware import GPU_SPECS, resolve_peaks
+    from solforge.sandbox.sol.hardware import GPU_SPECS
+    from solforge.sandbox.sol.peaks import resolve_peaks
 
     peaks = resolve_peaks(gpu)
     if peaks is None:
@@ -245,7 +246,7 @@ def _peaks(gpu: str) -> Peaks:
 
 
 def local_gpu() -> str | None:
-    from solforge.sandbox.hardware import detect_gpu
+    from solforge.sandbox.sol.hardware import detect_gpu
 
     info = detect_gpu()
     return info.name if info is not None else None
@@ -271,7 +272,7 @@ def _per_workload(value: float | dict[str, float] | None, uuids: list[str], what
 
 def _same_gpu(device: str | None, peaks: Peaks) -> bool:
     """Whether times measured on ``device`` (a report's device) may be scored against ``peaks``' T_SOL."""
-    from solforge.sandbox.hardware import gpu_slug, match_spec
+    from solforge.sandbox.sol.hardware import gpu_slug, match_spec
 
     if not device or device.strip().lower() in ("cpu", "unknown"):
         return False
@@ -283,7 +284,7 @@ def _same_gpu(device: str | None, peaks: Peaks) -> bool:
 
 def _floor_peaks(peaks: Peaks) -> Peaks | None:
     """The datasheet peaks the judge's reward-hack check uses (never a calibration), if the GPU has any."""
-    from solforge.sandbox.hardware import GPU_SPECS, datasheet_peaks
+    from solforge.sandbox.sol.hardware import GPU_SPECS, datasheet_peaks
 
     spec = GPU_SPECS.get(peaks.spec_key) if peaks.spec_key else None
     return datasheet_peaks(spec) if spec is not None else None
@@ -314,10 +315,10 @@ def analyse(
 ) -> list[SolRow]:
     """One row per workload (pure: no ledger, no I/O).
 
-    ``floor_peaks`` are the datasheet peaks of the reward-hack check (:func:`solforge.sandbox.score.is_below_sol`
-    on :func:`~solforge.sandbox.score.physical_floor_ms`); None checks against T_SOL itself.
+    ``floor_peaks`` are the datasheet peaks of the reward-hack check (:func:`solforge.sandbox.sol.score.is_below_sol`
+    on :func:`~solforge.sandbox.sol.score.physical_floor_ms`); None checks against T_SOL itself.
     """
-    from solforge.sandbox.score import is_below_sol, physical_floor_ms, sol_score, sol_time, utilisation
+    from solforge.sandbox.sol.score import is_below_sol, physical_floor_ms, sol_score, sol_time, utilisation
 
     rows: list[SolRow] = []
     for w in problem.workloads:
@@ -386,7 +387,7 @@ def mean_over_scored(rows: list[SolRow], *, failures_count: bool) -> tuple[float
     (not for a run whose times cannot be scored at all, such as a CPU run). Returns the mean and how
     many rows it averages.
     """
-    from solforge.sandbox.score import problem_score
+    from solforge.sandbox.sol.score import problem_score
 
     counted: list[float | None] = []
     for r in rows:

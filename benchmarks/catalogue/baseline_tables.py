@@ -87,9 +87,9 @@ def time_problem(name: str, device: str) -> dict[str, Any]:
     """Every workload of one problem: eager, compiled, baseline, T_SOL."""
     import torch
 
-    from solforge.problems.counting import count_workload
-    from solforge.sandbox.hardware import datasheet_peaks, match_spec
-    from solforge.sandbox.score import sol_time
+    from solforge.sandbox.sol.counting import count_workload
+    from solforge.sandbox.sol.hardware import datasheet_peaks, match_spec
+    from solforge.sandbox.sol.score import sol_time
 
     problem = load_problem(name)
     module = load_reference_module(problem.definition)

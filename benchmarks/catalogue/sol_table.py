@@ -1,8 +1,8 @@
 """The catalogue's speed-of-light table for one GPU's datasheet: every workload, no GPU needed.
 
 FLOPs (tensor-core by dtype, and the rest) and DRAM bytes are counted from each reference on meta
-tensors (:func:`solforge.problems.counting.counts_for_problem`), then turned into T_SOL and its
-bound with the datasheet peaks of ``--gpu`` (:func:`solforge.sandbox.score.sol_time`), exactly as
+tensors (:func:`solforge.sandbox.sol.counting.counts_for_problem`), then turned into T_SOL and its
+bound with the datasheet peaks of ``--gpu`` (:func:`solforge.sandbox.sol.score.sol_time`), exactly as
 the engine scores a run. The measured baselines go beside it from ``baseline_tables.py``.
 
     python benchmarks/catalogue/sol_table.py --gpu H200 --out benchmarks/results/catalogue_sol_h200.csv
@@ -18,9 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 from solforge.problems import iter_catalogue
-from solforge.problems.counting import counts_for_problem
-from solforge.sandbox.hardware import datasheet_peaks, match_spec
-from solforge.sandbox.score import sol_time
+from solforge.sandbox.sol.counting import counts_for_problem
+from solforge.sandbox.sol.hardware import datasheet_peaks, match_spec
+from solforge.sandbox.sol.score import sol_time
 
 COLUMNS = ("problem", "category", "op_type", "hf_id", "workload", "axes", "tensor_flops", "other_flops", "bytes",
            "t_sol_us", "bound", "compute_us", "memory_us")

@@ -25,7 +25,7 @@ from pathlib import Path
 from solforge.problems import load_problem, load_solution
 from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
 from solforge.sandbox.evaluate import evaluate
-from solforge.sandbox.score import geomean
+from solforge.sandbox.sol.score import geomean
 
 HERE = Path(__file__).parent
 

@@ -31,7 +31,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import make_url
 
 from solforge.problems.errors import SolforgeError
-from solforge.sandbox.score import geomean_or_none
+from solforge.sandbox.sol.score import geomean_or_none
 
 from .._db import Tx, resolve_db_url
 from .._sql import parse_queries

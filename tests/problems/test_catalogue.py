@@ -270,9 +270,9 @@ def test_tolerance_is_justified_against_fp64(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_flops_bytes_and_bound_for_every_workload(name: str) -> None:
-    from solforge.problems.counting import count_workload
-    from solforge.sandbox.hardware import GPU_SPECS, datasheet_peaks
-    from solforge.sandbox.score import sol_time
+    from solforge.sandbox.sol.counting import count_workload
+    from solforge.sandbox.sol.hardware import GPU_SPECS, datasheet_peaks
+    from solforge.sandbox.sol.score import sol_time
 
     p = problem(name)
     peaks = datasheet_peaks(GPU_SPECS["H200"])

@@ -9,9 +9,9 @@ import pytest
 from solforge.planner import InvalidJobRequest, Ledger
 from solforge.problems.config import agent_name_error, cache_dir
 from solforge.sandbox.api import EvalOptions
-from solforge.sandbox.hardware import default_cache_dir as hardware_cache
 from solforge.sandbox.isolation import default_cache_dir as isolation_cache
 from solforge.sandbox.judge import default_cache_dir as judge_cache
+from solforge.sandbox.sol.hardware import default_cache_dir as hardware_cache
 from solforge.server.app import _check_agent
 from solforge.tools.base import ToolSettings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from solforge.sandbox.calibrate import (
+from solforge.sandbox.sol.calibrate import (
     Calibration,
     calibrate,
     calibration_path,
@@ -16,7 +16,8 @@ from solforge.sandbox.calibrate import (
     run_calibrate_cli,
     save_calibration,
 )
-from solforge.sandbox.hardware import match_spec, resolve_peaks
+from solforge.sandbox.sol.hardware import match_spec
+from solforge.sandbox.sol.peaks import resolve_peaks
 
 
 def _gpu_visible() -> bool:
@@ -73,7 +74,7 @@ def test_calibrate_measures_and_saves(tmp_path: Path) -> None:
 
 @pytest.mark.gpu
 def test_cli_json_on_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import solforge.sandbox.calibrate as module
+    import solforge.sandbox.sol.calibrate as module
 
     monkeypatch.setattr(module, "MATMUL_SIZES", (2048,))
     monkeypatch.setattr(module, "COPY_SIZES_BYTES", (256 * 2**20,))

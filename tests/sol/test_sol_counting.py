@@ -12,7 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from solforge.problems import Definition, Problem, Workload  # noqa: E402
-from solforge.problems.counting import (  # noqa: E402
+from solforge.problems.reference import load_reference_module  # noqa: E402
+from solforge.sandbox.sol.counting import (  # noqa: E402
     SOFTMAX_COST,
     CountingError,
     SolCounts,
@@ -20,7 +21,6 @@ from solforge.problems.counting import (  # noqa: E402
     counts_for_problem,
     load_counts,
 )
-from solforge.problems.reference import load_reference_module  # noqa: E402
 
 
 def make(inputs: dict[str, Any], outputs: dict[str, Any], reference: str, axes: dict[str, Any] | None = None,

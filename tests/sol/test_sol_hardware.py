@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from solforge.sandbox import hardware
-from solforge.sandbox.calibrate import CALIBRATION_VERSION, Calibration, save_calibration
-from solforge.sandbox.hardware import (
+from solforge.sandbox.sol import hardware
+from solforge.sandbox.sol.calibrate import CALIBRATION_VERSION, Calibration, save_calibration
+from solforge.sandbox.sol.hardware import (
     GPU_SPECS,
     check_health,
     detect_gpu,
     gpu_slug,
     match_spec,
-    resolve_peaks,
 )
+from solforge.sandbox.sol.peaks import resolve_peaks
 
 
 def cuda_available() -> bool:

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from solforge.problems.counting import SolCounts
-from solforge.sandbox.hardware import GPU_SPECS, datasheet_peaks
-from solforge.sandbox.score import (
+from solforge.sandbox.sol.counting import SolCounts
+from solforge.sandbox.sol.hardware import GPU_SPECS, datasheet_peaks
+from solforge.sandbox.sol.score import (
     SOL_MARGIN,
     arithmetic_intensity,
     geomean,
@@ -200,7 +200,7 @@ def test_physical_floor_forgives_outputs_that_fit_in_l2() -> None:
 
 def test_no_single_workload_carries_a_geometric_mean() -> None:
     """Geomean underflow: one workload driven to a near-zero time must not lift the aggregate."""
-    from solforge.sandbox.score import counted_speedup, geomean_or_none
+    from solforge.sandbox.sol.score import counted_speedup, geomean_or_none
 
     honest = [counted_speedup(1.2, 0.12, 0.02), counted_speedup(1.1, 0.11, 0.02)]
     forged = counted_speedup(1e6, 0.10, 0.02)  # a time far below T_SOL: counts as the speed of light at most

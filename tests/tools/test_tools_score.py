@@ -19,7 +19,7 @@ import pytest
 from solforge.planner import Heartbeat, JobResult, JobSpec, Ledger
 from solforge.problems import Correctness, Environment, Evaluation, Performance, Status, Trace, Workload
 from solforge.sandbox.api import BuildReport, EvalReport
-from solforge.sandbox.score import SOL_MARGIN, SOL_TIMER_SLACK_MS, problem_score, sol_score
+from solforge.sandbox.sol.score import SOL_MARGIN, SOL_TIMER_SLACK_MS, problem_score, sol_score
 from solforge.tools.base import DEFAULT_MAX_CHARS, ToolContext, ToolServices
 from solforge.tools.errors import ToolInputError
 from solforge.tools.jobs import RunBenchmarkInput, run_benchmark

@@ -1,7 +1,7 @@
 """Speed of light and the SOL score (docs/design.md section 3).
 
-Per workload, from the hardware-independent counts of :mod:`solforge.problems.counting` and the
-:class:`~solforge.sandbox.hardware.Peaks` of one GPU::
+Per workload, from the hardware-independent counts of :mod:`solforge.sandbox.sol.counting` and the
+:class:`~solforge.sandbox.sol.hardware.Peaks` of one GPU::
 
     compute_s = sum over dtypes d of tensor_core_flops[d] / peak(d)  +  other_flops / fp32_peak
     memory_s  = bytes / dram_bandwidth
@@ -11,7 +11,7 @@ docs/design.md fixes the *sum* of the tensor-core and CUDA-core terms, with perf
 and memory traffic (the max). SOLAR takes the max of the two compute terms instead (its latest
 version drops the CUDA-core term from the SOL altogether); the sum is up to 2x larger where both
 terms are comparable, as in attention, whose softmax runs beside the matrix products in a flash
-kernel. The per-element costs of :mod:`solforge.problems.counting` are kept low so the sum stays
+kernel. The per-element costs of :mod:`solforge.sandbox.sol.counting` are kept low so the sum stays
 reachable.
 
 Which peak a dtype's tensor-core FLOPs run at (:func:`peak_for_dtype`):
@@ -24,7 +24,7 @@ float8_e4m3fn, float8_e5m2  fp8 tensor cores; without them (Ampere) fp16 tensor 
 float4_e2m1(fn_x2)          fp4 tensor cores; without them fp8, then fp16 tensor cores
 int8, uint8                 int8 tensor cores; without them fp16 tensor cores
 float32                     the CUDA-core fp32 rate, never TF32 (TF32 for an fp32 problem is a
-                            precision downgrade; see solforge.problems.counting)
+                            precision downgrade; see solforge.sandbox.sol.counting)
 float64                     fp64 tensor cores; without them (Ada) the CUDA-core fp64 rate
 anything else (int32, ...)  the CUDA-core fp32 rate
 =========================== =====================================================================
@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .hardware import Peaks
 
 if TYPE_CHECKING:
-    from solforge.problems.counting import SolCounts
+    from .counting import SolCounts
 
 SOL_MARGIN = 0.9
 """A measured time below ``SOL_MARGIN * T_SOL`` is physically impossible and flags REWARD_HACK.
@@ -156,9 +156,9 @@ def sol_time(counts: SolCounts, peaks: Peaks) -> SolEstimate:
     Parameters
     ----------
     counts
-        The workload's FLOPs and bytes (:func:`solforge.problems.counting.count_workload`).
+        The workload's FLOPs and bytes (:func:`solforge.sandbox.sol.counting.count_workload`).
     peaks
-        The GPU's ceilings (:func:`solforge.sandbox.hardware.resolve_peaks`).
+        The GPU's ceilings (:func:`solforge.sandbox.sol.peaks.resolve_peaks`).
 
     Returns
     -------

@@ -7,9 +7,8 @@ Three things live here:
   dense one is half of it), one :class:`GpuSpec` per product, each number commented with where it
   comes from; :func:`match_spec` maps the names NVML and torch report ("NVIDIA H100 80GB HBM3",
   "NVIDIA A100-SXM4-80GB") onto the table.
-- :func:`resolve_peaks`, which gives the :class:`Peaks` a speed-of-light estimate uses: the
-  calibration file ``solforge calibrate`` wrote for this GPU when there is one, otherwise the
-  datasheet, and says which (``source``).
+- :class:`Peaks` and :func:`datasheet_peaks`, the ceilings a speed-of-light estimate uses (with a
+  calibration when there is one: :func:`solforge.sandbox.sol.peaks.resolve_peaks`).
 - :func:`detect_gpu` and :func:`check_health`, thin NVML readers (pynvml from nvidia-ml-py,
   imported lazily) that return None or an unhealthy verdict instead of raising when there is no
   NVIDIA driver.
@@ -377,64 +376,6 @@ def datasheet_peaks(spec: GpuSpec, gpu: str | None = None) -> Peaks:
         fp64_flops=spec.fp64_flops,
         l2_bytes=spec.l2_bytes,
         spec_key=spec.key,
-    )
-
-
-# Precision classes calibrate does not measure take the measured/datasheet ratio of a measured one.
-_SCALE_FROM = {"fp4": ("fp8", "bf16", "fp16"), "int8": ("fp8", "bf16", "fp16")}
-
-
-def resolve_peaks(gpu_name: str, calibration_dir: Path | None = None) -> Peaks | None:
-    """The peaks to score against on ``gpu_name``: its calibration if there is one, else the datasheet.
-
-    Parameters
-    ----------
-    gpu_name
-        The name NVML or ``torch.cuda.get_device_name`` reports, or a table key.
-    calibration_dir
-        The folder ``solforge calibrate`` writes to (``<cache_dir>/calibration``); None means
-        :func:`default_calibration_dir`.
-
-    Returns
-    -------
-    Peaks | None
-        With a calibration: the measured copy bandwidth and matrix rates (bf16, fp16, fp8, tf32,
-        int8, and fp32 for the CUDA-core rate); fp4 and int8 when not measured take the datasheet
-        value scaled by the measured fraction of fp8 (else bf16); fp64 stays at the datasheet.
-        Without one: the datasheet. None when the GPU is neither calibrated nor in the table.
-    """
-    from .calibrate import load_calibration
-
-    spec = match_spec(gpu_name)
-    calibration = load_calibration(gpu_name, calibration_dir if calibration_dir is not None else default_calibration_dir())
-    if calibration is None:
-        return datasheet_peaks(spec, gpu_name) if spec is not None else None
-    notes: list[str] = []
-    datasheet = spec.tensor_peaks() if spec is not None else {}
-    tensor = dict(datasheet)
-    measured = {k: v for k, v in calibration.matmul_flops.items() if k != "fp32" and v > 0}
-    tensor.update(measured)
-    for cls, origins in _SCALE_FROM.items():
-        if cls in measured or cls not in datasheet:
-            continue
-        for origin in origins:
-            if origin in measured and origin in datasheet:
-                tensor[cls] = datasheet[cls] * measured[origin] / datasheet[origin]
-                notes.append(f"{cls} not measured: datasheet scaled by the measured {origin} fraction")
-                break
-    fp32 = calibration.matmul_flops.get("fp32") or (spec.fp32_flops if spec is not None else None)
-    if fp32 is None:
-        return None
-    return Peaks(
-        gpu=gpu_name,
-        source=f"calibrated:{calibration.gpu_name}",
-        dram_bytes_per_s=calibration.dram_bytes_per_s,
-        tensor_flops=tensor,
-        fp32_flops=fp32,
-        fp64_flops=spec.fp64_flops if spec is not None else None,
-        l2_bytes=calibration.l2_bytes or (spec.l2_bytes if spec is not None else None),
-        spec_key=spec.key if spec is not None else None,
-        notes=notes,
     )
 
 

@@ -13,7 +13,7 @@ clock's tensor rate. A calibration measures, on the local GPU,
 
 The result, with the GPU's name, uuid, driver, torch and CUDA versions and the date, is written to
 ``<cache_dir>/calibration/<gpu name slug>.json``, where
-:func:`solforge.sandbox.hardware.resolve_peaks` finds it. It runs in whatever process calls it
+:func:`solforge.sandbox.sol.peaks.resolve_peaks` finds it. It runs in whatever process calls it
 (the ``solforge calibrate`` command, or a GPU worker); torch is imported inside the functions.
 
 Measurement loop, per configuration::
@@ -451,7 +451,7 @@ def run_calibrate_cli(json_output: bool, device_index: int | None = None, cache_
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m solforge.sandbox.calibrate [--json] [--device N] [--cache-dir DIR]``."""
+    """``python -m solforge.sandbox.sol.calibrate [--json] [--device N] [--cache-dir DIR]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="solforge calibrate", description="Measure this GPU's ceilings.")

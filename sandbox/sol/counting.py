@@ -93,18 +93,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import expr
-from .definition import Definition, TensorSpec
-from .dtypes import DType
-from .errors import SolforgeError
-from .workload import SafetensorsInput, ScalarInput, Workload
+from solforge.problems import expr
+from solforge.problems.definition import Definition, TensorSpec
+from solforge.problems.dtypes import DType
+from solforge.problems.errors import SolforgeError
+from solforge.problems.workload import SafetensorsInput, ScalarInput, Workload
 
 if TYPE_CHECKING:
     import types
 
     import torch
 
-    from .load import Problem
+    from solforge.problems.load import Problem
 
 COUNTING_VERSION = 1
 """Bumped whenever a cost rule changes, so cached counts are recomputed."""
@@ -532,7 +532,7 @@ _REFERENCE_LOCK = threading.Lock()
 
 
 def _reference(definition: Definition) -> types.ModuleType:
-    from .reference import load_reference_module
+    from solforge.problems.reference import load_reference_module
 
     key = hashlib.sha256(definition.reference.encode()).hexdigest()
     with _REFERENCE_LOCK:
