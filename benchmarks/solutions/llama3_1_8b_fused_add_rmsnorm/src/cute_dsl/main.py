@@ -69,8 +69,9 @@ def _add_rmsnorm_kernel(
     sum_sq = cute.arch.warp_reduction_sum(sum_sq)
     smem = cutlass.memory.SmemAllocator()
     partial = smem.allocate_tensor(Float32, cute.make_layout((WARPS,)), byte_alignment=16)
+    warp = cute.arch.warp_idx()  # before the branch: it broadcasts with a full-warp shuffle
     if cute.arch.lane_idx() == 0:
-        partial[cute.arch.warp_idx()] = sum_sq
+        partial[warp] = sum_sq
     cute.arch.barrier()
     total = partial[0]
     for i in cutlass.range_constexpr(1, WARPS):

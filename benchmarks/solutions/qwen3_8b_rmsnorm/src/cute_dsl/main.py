@@ -55,8 +55,11 @@ def _rmsnorm_kernel(m_x: cute.Tensor, m_w: cute.Tensor, m_out: cute.Tensor):
 
     smem = cutlass.memory.SmemAllocator()
     partial = smem.allocate_tensor(Float32, cute.make_layout((WARPS,)), byte_alignment=16)
+    # warp_idx() broadcasts with a full-warp shfl.sync: called inside the lane-0 branch, that shuffle
+    # waits for 31 lanes that never reach it and the kernel hangs (seen on the H200). Read it before.
+    warp = cute.arch.warp_idx()
     if cute.arch.lane_idx() == 0:
-        partial[cute.arch.warp_idx()] = sum_sq
+        partial[warp] = sum_sq
     cute.arch.barrier()
     total = partial[0]
     for i in cutlass.range_constexpr(1, WARPS):
