@@ -242,6 +242,10 @@ def build_solution(
             result = _run_worker(request, deadline, memory_limit_bytes)
             report, cacheable = _interpret(result, request, stage, timeout_s, memory_limit_bytes)
             report = report.model_copy(update={"seconds": time.monotonic() - started})
+            if report.ok and solution.spec.language is Language.cute_dsl:
+                from .lint import cute_warnings
+
+                report = report.model_copy(update={"warnings": [*report.warnings, *cute_warnings(solution)]})
             if not cacheable:
                 return report
             _write_entry(stage, report, request, key)
