@@ -14,7 +14,29 @@ Quick start::
 
 On many hosts, point every process at one PostgreSQL database: the server with
 ``Ledger.open("postgresql://...")`` and one ``solforge worker --db postgresql://... [--gpus 0,1]``
-per GPU host (:func:`run_worker_cli`).
+per GPU host (:func:`solforge.server.cli_worker.run_worker_cli`).
+
+The modules
+-----------
+::
+
+    ledger.py       the Ledger: agents, jobs, submissions, leaderboards (sync and *_async twins)
+    _db.py, _sql.py, tables.py, migrations/, queries.sql
+                    the connector (SQLite or PostgreSQL), the tables, alembic migrations, the SQL
+    queue.py        claiming, leasing, fairness, retries and recording, as transactions
+    changes.py      a process-local signal that the ledger changed, so waiters wake at once
+    models.py, errors.py
+                    the typed views the ledger returns, and its exceptions
+    contract.py     what a worker and a runner agree on (JobSpec, JobResult, Heartbeat, JobRunner)
+    worker.py       the Worker: claims, leases, heartbeats and maintenance threads
+    runners.py      SandboxRunner (warm judges per slot) and SubprocessRunner (any child process)
+    gpus.py         slots: GPUs found through NVML, or CPU slots; their health checks
+    local_eval.py   ``solforge eval`` handing its job to a running local worker
+    swarm/          the swarm: policy, launchers, supervision, the live view
+    report/         the self-contained HTML report
+    testing.py      test support: a fake evaluation process and a throwaway PostgreSQL
+
+``solforge worker`` itself is :mod:`solforge.server.cli_worker`.
 
 The rules
 ---------
@@ -59,6 +81,7 @@ Events
 
 from __future__ import annotations
 
+from .contract import Heartbeat, JobResult, JobRunner, JobSpec
 from .errors import (
     AgentExists,
     AgentNotFound,
@@ -95,7 +118,7 @@ from .models import (
     WorkerView,
 )
 from .runners import SandboxRunner, SubprocessRunner
-from .worker import Heartbeat, JobResult, JobRunner, JobSpec, Worker, WorkerConfig, run_worker_cli
+from .worker import Worker, WorkerConfig
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -142,5 +165,4 @@ __all__ = [
     "WorkerView",
     "default_health_check",
     "discover_slots",
-    "run_worker_cli",
 ]

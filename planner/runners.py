@@ -24,8 +24,8 @@ import psutil
 from solforge.problems import FormatError, InfrastructureError, ProblemNotFound
 from solforge.sandbox.api import BuildReport, EvalEvent, EvalReport, EvalRequest
 
+from .contract import Heartbeat, JobResult, JobSpec
 from .gpus import Slot
-from .worker import Heartbeat, JobResult, JobSpec
 
 __all__ = ["SandboxRunner", "SubprocessRunner", "kill_process_tree"]
 
@@ -131,7 +131,7 @@ class SandboxRunner:
                 judge.close()
 
     def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
-        """Run one job; see :class:`~solforge.planner.worker.JobRunner`."""
+        """Run one job; see :class:`~solforge.planner.contract.JobRunner`."""
         options = job.request.options
         updates: dict[str, object] = {}
         if options.cache_dir is None and self.cache_dir is not None:
@@ -258,7 +258,7 @@ class SubprocessRunner:
         self.stderr_tail_bytes = stderr_tail_bytes
 
     def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
-        """Run one job; see :class:`~solforge.planner.worker.JobRunner`."""
+        """Run one job; see :class:`~solforge.planner.contract.JobRunner`."""
         argv = list(self.argv(job))
         try:
             proc = subprocess.Popen(

@@ -38,10 +38,10 @@ from typing import Any
 from solforge.problems import Solution
 from solforge.sandbox.api import BuildReport, EvalOptions, EvalReport, EvalRequest
 
+from .contract import Heartbeat, JobResult, JobRunner, JobSpec
 from .errors import LedgerError
 from .ledger import Ledger
 from .runners import SubprocessRunner
-from .worker import Heartbeat, JobResult, JobRunner, JobSpec
 
 __all__ = [
     "FAKE_JOB_SCRIPT",

@@ -43,24 +43,23 @@ import logging
 import os
 import random
 import secrets
-import signal
 import socket
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
 
 from . import queue
 from ._db import Tx
+from .contract import Heartbeat, JobResult, JobRunner, JobSpec, LeaseCancelled
 from .errors import LedgerError, LedgerIntegrityError
 from .gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
 from .ledger import Ledger
-from .models import JobKind, JobProgress
+from .models import JobProgress
 
 __all__ = [
     "Heartbeat",
@@ -70,7 +69,6 @@ __all__ = [
     "LeaseCancelled",
     "Worker",
     "WorkerConfig",
-    "run_worker_cli",
 ]
 
 log = logging.getLogger("solforge.planner")
@@ -81,96 +79,6 @@ try:
     _VERSION = _pkg_version("solforge")
 except Exception:  # not installed (running from a checkout)
     _VERSION = "0+unknown"
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """What a runner is asked to do."""
-
-    id: str
-    kind: JobKind
-    agent: str
-    problem: str
-    """The ledger's problem name."""
-    request: EvalRequest
-    """As enqueued (compile jobs have ``compile_only``, submit jobs ``submission`` set)."""
-    attempt: int
-    """1 for the first claim."""
-    max_attempts: int
-    timeout_s: float
-    """The worker cancels the job at this many seconds."""
-    slot: Slot | None
-    """The slot (None for compile jobs): run on this GPU, or on the CPU for a CPU slot."""
-    gpu_lease: Callable[[], contextlib.AbstractContextManager[None]] | None = None
-    """For a runner that leases its GPU work itself (``leases_gpu_work``): entering it waits for the
-    slot's lease (raising :class:`LeaseCancelled` when the job is cancelled meanwhile), leaving
-    it releases the lease. None when the slot was leased with the claim."""
-
-
-class LeaseCancelled(Exception):
-    """The job was cancelled while it waited for its slot's lease."""
-
-
-@dataclass(frozen=True)
-class JobResult:
-    """How a run ended.
-
-    - ``done``: the sandbox produced a report (an EvalReport, or a BuildReport for compile jobs).
-      Failing statuses inside the report are the candidate's result, recorded and never retried.
-    - ``infra_error``: the harness failed (a crash, a lost GPU, an unparseable reply); the job is
-      retried while it has attempts left.
-    - ``cancelled``: the runner stopped because ``cancel`` was set.
-    - ``failed``: the job cannot run anywhere (its problem does not exist, its request does not
-      parse): failed at once, without retries.
-    """
-
-    outcome: Literal["done", "infra_error", "cancelled", "failed"]
-    report: EvalReport | BuildReport | None = None
-    error: str | None = None
-    suspect_gpu: bool = False
-    """The fault may be the slot's: health-check it before its next lease (the worker does so for
-    every infrastructure failure on a slot anyway)."""
-
-    @classmethod
-    def done(cls, report: EvalReport | BuildReport) -> JobResult:
-        return cls("done", report=report)
-
-    @classmethod
-    def infra_error(cls, error: str, *, suspect_gpu: bool = False) -> JobResult:
-        return cls("infra_error", error=error, suspect_gpu=suspect_gpu)
-
-    @classmethod
-    def cancelled(cls) -> JobResult:
-        return cls("cancelled")
-
-    @classmethod
-    def failed(cls, error: str) -> JobResult:
-        return cls("failed", error=error)
-
-
-class Heartbeat(Protocol):
-    """Report a running job's progress. Cheap and non-blocking: it is written on the next heartbeat."""
-
-    def __call__(
-        self, message: str | None = None, *, done: int | None = None, total: int | None = None
-    ) -> None: ...
-
-
-class JobRunner(Protocol):
-    """Runs one job to completion, in child processes that ``cancel`` kills."""
-
-    def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
-        """Run ``job`` and return how it ended.
-
-        Must return promptly (a second or so) once ``cancel`` is set, after killing whatever it
-        started. Exceptions are treated as infrastructure errors.
-
-        A runner whose ``leases_gpu_work`` attribute is True gets its job claimed without the slot's
-        lease and enters ``job.gpu_lease()`` around its GPU work only; other runners hold the lease
-        for the whole job. A runner may also have ``start(slots)`` (called when the worker starts)
-        and ``close()`` (when it stops), to keep processes warm.
-        """
-        ...
 
 
 @dataclass(frozen=True)
@@ -956,86 +864,3 @@ class Worker:
                 r["error"],
                 extra={"action": "reclaim"},
             )
-
-
-def run_worker_cli(
-    db_url: str | None,
-    gpus: Sequence[int] | None = None,
-    *,
-    cpu_slots: int | None = None,
-    compile_slots: int | None = None,
-    host: str | None = None,
-    runner: JobRunner | None = None,
-    config: WorkerConfig | None = None,
-    health_check: HealthCheck | None = None,
-    stop_event: threading.Event | None = None,
-    log_level: str = "INFO",
-) -> int:
-    """``solforge worker``: serve jobs from a (shared) ledger until SIGINT/SIGTERM.
-
-    Parameters
-    ----------
-    db_url
-        The ledger (``postgresql://...`` for many hosts; None: the local default SQLite file).
-    gpus
-        NVML indices (``--gpus 0,1``); None: every visible GPU (CPU slots when there is none).
-    cpu_slots, compile_slots, host, runner, config, health_check
-        As for :class:`Worker`.
-    stop_event
-        Stop when set (tests, embedding); SIGINT and SIGTERM set it when called from the main thread.
-    log_level
-        Logging level for a stderr handler installed when the process has none (stdout stays clean).
-
-    Returns
-    -------
-    int
-        0 after a clean stop, 1 when the ledger cannot be opened, 2 for bad arguments.
-    """
-    root = logging.getLogger()
-    if not root.handlers:
-        logging.basicConfig(
-            stream=sys.stderr,
-            level=log_level.upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
-    stop = stop_event or threading.Event()
-    try:
-        ledger = Ledger.open(db_url)
-    except (LedgerError, ValueError) as exc:
-        log.error("cannot open the ledger %s: %s", db_url, exc, extra={"action": "worker_cli"})
-        return 1
-    try:
-        try:
-            worker = Worker(
-                ledger,
-                runner,
-                gpus=gpus,
-                cpu_slots=cpu_slots,
-                compile_slots=compile_slots,
-                host=host,
-                config=config,
-                health_check=health_check,
-            )
-        except ValueError as exc:
-            log.error("%s", exc, extra={"action": "worker_cli"})
-            return 2
-        previous: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                previous[signum] = signal.signal(signum, lambda *_: stop.set())
-        try:
-            try:
-                worker.start()
-            except LedgerError as exc:
-                log.error("cannot register the worker: %s", exc, extra={"action": "worker_cli"})
-                return 1
-            while not stop.wait(1.0):
-                pass
-            log.info("stopping worker %s", worker.id, extra={"action": "worker_cli"})
-            worker.stop()
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        return 0
-    finally:
-        ledger.close()

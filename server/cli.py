@@ -273,7 +273,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from solforge.planner import run_worker_cli
+    from .cli_worker import run_worker_cli
 
     gpus = [int(g) for g in args.gpus.split(",")] if args.gpus else None
     return run_worker_cli(args.db, gpus)

@@ -16,7 +16,6 @@ import module_graph
 MAX_LINES = 700
 KNOWN_CYCLES = {
     frozenset({"planner._db", "planner.migrations"}),
-    frozenset({"planner.runners", "planner.worker"}),
     frozenset({"problems.importers", "problems.importers.common", "problems.importers.flashinfer_trace",
                "problems.importers.kernelbench", "problems.importers.sol_execbench"}),
     frozenset({"tools.base", "tools.docs"}),

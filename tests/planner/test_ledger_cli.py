@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from solforge.planner import Ledger, WorkerConfig, run_worker_cli
+from solforge.planner import Ledger, WorkerConfig
 from solforge.planner.testing import fake_request, fake_runner
+from solforge.server.cli_worker import run_worker_cli
 
 
 def test_bad_arguments_and_unreachable_ledgers_exit_non_zero(tmp_path: Path) -> None:
