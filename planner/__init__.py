@@ -20,7 +20,10 @@ The modules
 -----------
 ::
 
-    ledger.py       the Ledger: agents, jobs, submissions, leaderboards (sync and *_async twins)
+    ledger.py       the Ledger: opening, agents and jobs; it is made of ledger_results.py
+                    (submissions, leaderboards, standings), ledger_operations.py (queue statistics,
+                    GPUs, workers, events) and ledger_async.py (the *_async twins), which share
+                    _ledger_common.py (limits, token hashing, rows to views)
     _db.py, _sql.py, tables.py, migrations/, queries.sql
                     the connector (SQLite or PostgreSQL), the tables, alembic migrations, the SQL
     queue.py        claiming, leasing, fairness, retries and recording, as transactions

@@ -21,7 +21,7 @@ KNOWN_CYCLES = {
     frozenset({"tools.base", "tools.docs"}),
     frozenset({"tools.jobs", "tools.ledger_port"}),
 }
-KNOWN_LARGE = {"planner.ledger", "planner.swarm.runner", "planner.worker", "sandbox.sol.counting",
+KNOWN_LARGE = {"planner.swarm.runner", "planner.worker", "sandbox.sol.counting",
                "problems.generator.llm_ops", "problems.generator.media_diffusion", "problems.generator.media_layers",
                "problems.generator.models_media", "problems.inputs", "sandbox.isolation", "sandbox.judge"}
 
