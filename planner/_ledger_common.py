@@ -7,14 +7,16 @@ import hashlib
 import json
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import RowMapping
 
 from solforge.sandbox.api import BuildReport, EvalReport
 
 from ._db import Tx
+from .changes import ChangeSignal
 from .models import (
     AgentView,
     GpuView,
@@ -24,7 +26,7 @@ from .models import (
     ts,
 )
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "hash_token"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "LedgerPart", "hash_token"]
 
 log = logging.getLogger("solforge.planner")
 T = TypeVar("T")
@@ -160,3 +162,13 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
+class LedgerPart:
+    """Base of the Ledger's parts (:mod:`.ledger_results`, ...): what :class:`~solforge.planner.ledger.Ledger`
+    itself supplies to them."""
+
+    if TYPE_CHECKING:
+        changes: ChangeSignal
+
+        def _run(self, fn: Callable[[Tx], T], *, write: bool = True) -> T: ...
+
+        def now(self) -> float: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -12,12 +12,10 @@ import anyio.to_thread
 from solforge.problems import Solution
 from solforge.sandbox.api import EvalReport, EvalRequest
 
-from ._db import Tx
 from ._ledger_common import (
     DEFAULT_MAX_ATTEMPTS,
-    T,
+    LedgerPart,
 )
-from .changes import ChangeSignal
 from .models import (
     AgentHistory,
     AgentView,
@@ -33,17 +31,10 @@ from .models import (
 __all__ = ["LedgerAsync"]
 
 
-class LedgerAsync:
+class LedgerAsync(LedgerPart):
     """The ``_async`` twins of the ledger's calls an event loop makes: each runs the sync call in a worker thread.
 
-    A part of :class:`~solforge.planner.ledger.Ledger`, which supplies ``_run``, ``now`` and ``changes``."""
-
-    if TYPE_CHECKING:
-        changes: ChangeSignal
-
-        def _run(self, fn: Callable[[Tx], T], *, write: bool = True) -> T: ...
-
-        def now(self) -> float: ...
+    A part of :class:`~solforge.planner.ledger.Ledger`."""
 
     # -- async twins -------------------------------------------------------------------------------
 

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from . import queue
 from ._db import Tx
 from ._ledger_common import (
-    T,
+    LedgerPart,
     _gpu_view,
     _quantile,
 )
-from .changes import ChangeSignal
 from .errors import (
     InvalidJobRequest,
     LedgerError,
@@ -31,17 +28,10 @@ from .models import (
 __all__ = ["LedgerOperations"]
 
 
-class LedgerOperations:
+class LedgerOperations(LedgerPart):
     """The ledger's operations view: queue statistics, GPU use, workers, service switches, reclaims, events, leases.
 
-    A part of :class:`~solforge.planner.ledger.Ledger`, which supplies ``_run``, ``now`` and ``changes``."""
-
-    if TYPE_CHECKING:
-        changes: ChangeSignal
-
-        def _run(self, fn: Callable[[Tx], T], *, write: bool = True) -> T: ...
-
-        def now(self) -> float: ...
+    A part of :class:`~solforge.planner.ledger.Ledger`."""
 
     # -- operations --------------------------------------------------------------------------------
 

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from solforge.problems import Definition, Solution
 from solforge.sandbox.api import EvalReport
 
 from . import queue
 from ._db import Tx
 from ._ledger_common import (
-    T,
+    LedgerPart,
     _agent_view,
     _submission_view,
     _summary_fields,
 )
-from .changes import ChangeSignal
 from .errors import (
     AgentNotFound,
     JobNotFound,
@@ -34,17 +30,10 @@ from .models import (
 __all__ = ["LedgerResults"]
 
 
-class LedgerResults:
+class LedgerResults(LedgerPart):
     """The ledger's results: problems, submissions, leaderboards, standings and histories.
 
-    A part of :class:`~solforge.planner.ledger.Ledger`, which supplies ``_run``, ``now`` and ``changes``."""
-
-    if TYPE_CHECKING:
-        changes: ChangeSignal
-
-        def _run(self, fn: Callable[[Tx], T], *, write: bool = True) -> T: ...
-
-        def now(self) -> float: ...
+    A part of :class:`~solforge.planner.ledger.Ledger`."""
 
     # -- results -----------------------------------------------------------------------------------
 
