@@ -6,7 +6,18 @@
     ├── FormatError          a definition, workload or solution file does not validate
     ├── ProblemNotFound      no catalogue entry or folder by that name
     ├── ExpressionError      an axis expression, constraint or override is not plain arithmetic
-    └── InfrastructureError  the harness itself failed (not the candidate): a worker died, a GPU fell off
+    ├── InfrastructureError  the harness itself failed (not the candidate): a worker died, a GPU fell off
+    ├── CountingError        a workload's FLOPs cannot be derived from its reference (solforge.sandbox.sol.counting)
+    ├── LedgerError          the ledger refused or failed an operation (solforge.planner.errors: JobNotFound,
+    │   │                    AgentNotFound, LedgerUnavailable, ...)
+    │   └── SwarmError       a swarm run cannot start, resume or stop as asked (solforge.planner.swarm.runner)
+    ├── ReportError          the HTML report cannot be made (solforge.planner.report.gather)
+    ├── ToolInputError       a tool's argument is well-typed but unusable (solforge.tools.errors)
+    └── ServiceUnavailable   a part a tool needs is not on this server (solforge.tools.errors)
+
+Every exception solforge raises on purpose is in this tree, so ``except SolforgeError`` catches them all
+(the MCP server turns one into a tool error the agent reads). Two internal signals stay outside it:
+``LeaseCancelled`` (a worker's control flow) and ``ChannelClosed`` (a candidate's socket ended).
 
 A candidate's own failure (a compile error, a wrong answer, a timeout, a detected hack) is never an
 exception: it is a Trace with the matching status.
