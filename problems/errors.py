@@ -15,9 +15,10 @@
     ├── ToolInputError       a tool's argument is well-typed but unusable (solforge.tools.errors)
     └── ServiceUnavailable   a part a tool needs is not on this server (solforge.tools.errors)
 
-Every exception solforge raises on purpose is in this tree, so ``except SolforgeError`` catches them all
-(the MCP server turns one into a tool error the agent reads). Two internal signals stay outside it:
-``LeaseCancelled`` (a worker's control flow) and ``ChannelClosed`` (a candidate's socket ended).
+Every exception class solforge defines is in this tree, and the MCP server turns any of them into a tool
+error the agent reads; built-in ``ValueError`` and ``RuntimeError`` still mark bad arguments to library
+calls. Two internal signals stay outside it: ``LeaseCancelled`` (a worker's control flow) and
+``ChannelClosed`` (a candidate's socket ended).
 
 A candidate's own failure (a compile error, a wrong answer, a timeout, a detected hack) is never an
 exception: it is a Trace with the matching status.
