@@ -19,7 +19,6 @@ KNOWN_CYCLES = {
     frozenset({"problems.importers", "problems.importers.common", "problems.importers.flashinfer_trace",
                "problems.importers.kernelbench", "problems.importers.sol_execbench"}),
     frozenset({"tools.base", "tools.docs"}),
-    frozenset({"tools.jobs", "tools.ledger_port"}),
 }
 KNOWN_LARGE = {"planner.swarm.runner", "planner.worker", "sandbox.sol.counting",
                "problems.generator.llm_ops", "problems.generator.media_diffusion", "problems.generator.media_layers",

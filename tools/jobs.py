@@ -31,12 +31,15 @@ from .base import (
 )
 from .errors import ToolInputError
 from .ledger_port import (
+    HISTORY_LIMIT,
     JobSnapshot,
+    SubmissionInfo,
     benchmark_verdict,
     cancel_job_for,
     enqueue,
     job_for,
-    submission_for_job,
+    ledger_for,
+    submission_verdict,
     wait_for,
 )
 from .solutions import SolutionInput, solution_and_problem
@@ -127,24 +130,27 @@ class WorkloadResult(ToolResult):
         return self.latency_iqr_ms > UNSTABLE_IQR * self.latency_ms
 
 
-class SubmissionInfo(ToolResult):
-    """What a submission earned."""
-
-    accepted: bool
-    """False when a workload failed or a hack was detected; a rejected submission is still logged."""
-    score: float | None = None
-    """Mean SOL score over every workload (failed ones count 0)."""
-    speedup: float | None = None
-    passed: int | None = None
-    total: int | None = None
-    rank: int | None = None
-    """Your position on the problem's leaderboard (1 = best)."""
-    entries: int | None = None
-    """Agents on the problem's leaderboard."""
-    best_score: float | None = None
-    """The problem's best score (anyone's), after this submission."""
-    reason: str | None = None
-    """Why it was rejected."""
+async def submission_for_job(ctx: ToolContext, snap: JobSnapshot) -> SubmissionInfo | None:
+    """What a finished submit job earned: its score and the caller's place on the problem's leaderboard."""
+    if snap.state != "done":
+        return None
+    ledger = await ledger_for(ctx)
+    history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
+    mine = next((s for s in history.submissions if s.job_id == snap.job_id), None)
+    accepted, reason = submission_verdict(snap.report)
+    board = await ledger.leaderboard_async(snap.problem, limit=HISTORY_LIMIT)
+    rank = next((e.rank for e in board if e.agent == ctx.agent), None)
+    return SubmissionInfo(
+        accepted=accepted,
+        score=round(mine.score, 4) if mine else None,
+        speedup=round(mine.speedup, 3) if mine and mine.speedup else None,
+        passed=mine.passed if mine else None,
+        total=mine.total if mine else None,
+        rank=rank,
+        entries=len(board),
+        best_score=round(board[0].score, 4) if board else None,
+        reason=reason,
+    )
 
 
 class JobResult(ToolResult):

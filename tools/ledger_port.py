@@ -18,7 +18,7 @@ import anyio
 from solforge.problems import CATALOGUE_DIR
 from solforge.sandbox.sol.score import geomean_or_none
 
-from .base import ToolContext
+from .base import ToolContext, ToolResult
 from .errors import JobNotFound, ServiceUnavailable
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from solforge.problems import Problem, Solution
     from solforge.sandbox.api import BuildReport, EvalReport
 
-    from .jobs import SubmissionInfo
+
 
 HISTORY_LIMIT = 1000
 """Jobs and submissions of the caller read to derive per-problem status."""
@@ -35,6 +35,26 @@ OPEN_JOBS_LIMIT = 200
 """The caller's latest jobs searched for an identical compile job still queued or running."""
 LIVE_WORKER_S = 90.0
 """A worker whose last heartbeat is older than this (workers beat every few seconds) counts as dead."""
+
+
+class SubmissionInfo(ToolResult):
+    """What a submission earned."""
+
+    accepted: bool
+    """False when a workload failed or a hack was detected; a rejected submission is still logged."""
+    score: float | None = None
+    """Mean SOL score over every workload (failed ones count 0)."""
+    speedup: float | None = None
+    passed: int | None = None
+    total: int | None = None
+    rank: int | None = None
+    """Your position on the problem's leaderboard (1 = best)."""
+    entries: int | None = None
+    """Agents on the problem's leaderboard."""
+    best_score: float | None = None
+    """The problem's best score (anyone's), after this submission."""
+    reason: str | None = None
+    """Why it was rejected."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +90,7 @@ class JobSnapshot:
         return self.state in ("done", "failed", "cancelled")
 
 
-async def _ledger(ctx: ToolContext) -> Ledger:
+async def ledger_for(ctx: ToolContext) -> Ledger:
     return await ctx.services.ledger()  # type: ignore[no-any-return]
 
 
@@ -145,7 +165,7 @@ async def enqueue(
     from solforge.planner.errors import AgentNotFound
     from solforge.sandbox.api import EvalOptions, EvalRequest
 
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     options: dict[str, Any] = {"workloads": workloads, "target_arch": target_arch or ctx.settings.target_arch}
     if rounds is not None:
         options["rounds"] = rounds
@@ -170,7 +190,7 @@ async def open_compile_job(ctx: ToolContext, problem: Problem, solution: Solutio
     """
     from solforge.planner.errors import AgentNotFound
 
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     try:
         history = await ledger.agent_history_async(ctx.agent, limit=OPEN_JOBS_LIMIT)
     except AgentNotFound:
@@ -196,7 +216,7 @@ async def live_workers(ctx: ToolContext) -> int:
     """
     import anyio
 
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     workers = await anyio.to_thread.run_sync(ledger.workers)
     now = datetime.now(UTC)
     count = 0
@@ -227,21 +247,21 @@ async def job_for(ctx: ToolContext, job_id: str) -> JobSnapshot:
     JobNotFound
         When no job with that id belongs to the caller (another agent's job looks the same).
     """
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     with _owned(ctx, job_id):
         return snapshot(await ledger.get_job_async(job_id, ctx.agent))
 
 
 async def wait_for(ctx: ToolContext, job_id: str, timeout_s: float) -> JobSnapshot:
     """Wait up to ``timeout_s`` for the caller's job to finish, then return it either way."""
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     with _owned(ctx, job_id):
         return snapshot(await ledger.wait_job_async(job_id, ctx.agent, timeout_s, poll_s=0.25))
 
 
 async def cancel_job_for(ctx: ToolContext, job_id: str) -> JobSnapshot:
     """Cancel the caller's job (a running one is killed by its worker within seconds) and return its state."""
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     with _owned(ctx, job_id):
         view = await ledger.cancel_job_async(job_id, ctx.agent)
         if not view.finished:
@@ -250,7 +270,7 @@ async def cancel_job_for(ctx: ToolContext, job_id: str) -> JobSnapshot:
     return snapshot(view)
 
 
-def _accepted(report: EvalReport | None) -> tuple[bool, str | None]:
+def submission_verdict(report: EvalReport | None) -> tuple[bool, str | None]:
     if report is None or not report.traces:
         return False, "the evaluation produced no results"
     statuses = [t.evaluation.status.value if t.evaluation else "UNKNOWN" for t in report.traces]
@@ -267,31 +287,6 @@ def _accepted(report: EvalReport | None) -> tuple[bool, str | None]:
     return True, None
 
 
-async def submission_for_job(ctx: ToolContext, snap: JobSnapshot) -> SubmissionInfo | None:
-    """What a finished submit job earned: its score and the caller's place on the problem's leaderboard."""
-    from .jobs import SubmissionInfo
-
-    if snap.state != "done":
-        return None
-    ledger = await _ledger(ctx)
-    history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
-    mine = next((s for s in history.submissions if s.job_id == snap.job_id), None)
-    accepted, reason = _accepted(snap.report)
-    board = await ledger.leaderboard_async(snap.problem, limit=HISTORY_LIMIT)
-    rank = next((e.rank for e in board if e.agent == ctx.agent), None)
-    return SubmissionInfo(
-        accepted=accepted,
-        score=round(mine.score, 4) if mine else None,
-        speedup=round(mine.speedup, 3) if mine and mine.speedup else None,
-        passed=mine.passed if mine else None,
-        total=mine.total if mine else None,
-        rank=rank,
-        entries=len(board),
-        best_score=round(board[0].score, 4) if board else None,
-        reason=reason,
-    )
-
-
 async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], bool]:
     """Best scores and the caller's status per problem, and whether a ledger answered."""
     from solforge.planner.errors import AgentNotFound
@@ -299,7 +294,7 @@ async def scores_by_problem(ctx: ToolContext) -> tuple[dict[str, ProblemScore], 
     if not ctx.services.has_ledger:
         return {}, False
     try:
-        ledger = await _ledger(ctx)
+        ledger = await ledger_for(ctx)
     except ServiceUnavailable:
         return {}, False  # listing still works while the ledger is down
     best_rows = {s.problem: s for s in await ledger.best_per_problem_async()}
@@ -341,7 +336,7 @@ async def baselines_for(
     if not ctx.services.has_ledger:
         return {}, None, passed_over
     try:
-        ledger = await _ledger(ctx)
+        ledger = await ledger_for(ctx)
         history = await ledger.agent_history_async(ctx.agent, limit=HISTORY_LIMIT)
     except (ServiceUnavailable, AgentNotFound):
         return {}, None, passed_over
@@ -374,7 +369,7 @@ def _iso(value: datetime | None) -> str | None:
 
 async def leaderboard_rows(ctx: ToolContext, problem: str, limit: int) -> tuple[list[dict[str, Any]], int]:
     """Ranked rows for one problem (each agent's best submission), and how many there are."""
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     board = await ledger.leaderboard_async(problem, limit=HISTORY_LIMIT)
     rows = [
         {
@@ -395,7 +390,7 @@ async def overall_rows(ctx: ToolContext, limit: int) -> tuple[list[dict[str, Any
     """Agents ranked by the sum of their best score per problem, and how many agents there are."""
     import anyio
 
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
 
     def collect() -> dict[str, tuple[float, int, list[float]]]:
         totals: dict[str, tuple[float, int, list[float]]] = {}
@@ -426,7 +421,7 @@ async def overall_rows(ctx: ToolContext, limit: int) -> tuple[list[dict[str, Any
 
 async def benchmark_verdict(ctx: ToolContext, problem: Problem, solution: Solution) -> str | None:
     """A warning when the caller submits a solution whose latest benchmark failed, or that it never ran."""
-    ledger = await _ledger(ctx)
+    ledger = await ledger_for(ctx)
     digest = solution.content_hash()
     try:
         history = await ledger.agent_history_async(ctx.agent, limit=200)
