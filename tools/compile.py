@@ -13,12 +13,14 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import anyio
 from pydantic import Field
 
 from solforge.problems import Language
+from solforge.sandbox.build.sass import InstructionMix
 
 from .base import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, MAX_WAIT_S, ToolContext, ToolResult, clip, clip_lines
 from .errors import ToolInputError
@@ -43,6 +45,9 @@ class CompileKernelInput(SolutionInput):
     """Also return the PTX or SASS of one kernel (C++ solutions)."""
     kernel: str | None = Field(default=None, max_length=300)
     """Which kernel to disassemble (substring of its name); default the first one."""
+    loop: int | None = Field(default=None, ge=1, le=10_000)
+    """With disassemble='sass': show only this loop of the kernel (1 = the first; an outer loop comes before the
+    loops inside it), found as the span a backward branch jumps over. The instruction mix then counts that loop."""
     wait_s: float = Field(default=45.0, ge=0.0, le=MAX_WAIT_S)
     """Seconds to wait for the build; then 'still building' (call again to keep waiting)."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
@@ -100,6 +105,10 @@ class CompileKernelResult(ToolResult):
     disassembly_kind: str | None = None
     disassembly_kernel: str | None = None
     disassembly_truncated: bool = False
+    instruction_mix: InstructionMix | None = None
+    """With disassemble='sass': what the shown SASS (the kernel, or the chosen loop) is made of."""
+    loops: int | None = None
+    """With disassemble='sass': how many loops the kernel's SASS has (pass ``loop`` to see one)."""
     note: str | None = None
     next_step: str
 
@@ -134,6 +143,10 @@ class CompileKernelResult(ToolResult):
                 )
         if self.log and not self.ok:
             out.append("log:\n" + self.log)
+        if self.instruction_mix is not None:
+            out.append(f"instruction mix of what is shown: {self.instruction_mix.summary()}")
+        if self.loops is not None:
+            out.append(f"loops in the kernel: {self.loops}" + (" (loop=N shows one)" if self.loops else ""))
         if self.disassembly is not None:
             out.append(f"{self.disassembly_kind} of {self.disassembly_kernel}:\n{self.disassembly}")
         out.append(f"Next: {self.next_step}")
@@ -214,6 +227,34 @@ def start_build(
     return entry
 
 
+@dataclass(frozen=True)
+class CodeView:
+    """One kernel's code as compile_kernel shows it."""
+
+    kernel: str
+    text: str
+    mix: InstructionMix | None = None
+    loops: int | None = None
+
+
+def _code_view(report: BuildReport, args: CompileKernelInput) -> CodeView:
+    """The disassembly ``args`` asks for: one kernel, or one loop of it, with the SASS's instruction mix."""
+    from solforge.sandbox.build.sass import instruction_mix, loop_text, loops
+
+    if args.loop is not None and args.disassemble != "sass":
+        raise ToolInputError("loop applies to SASS only: pass disassemble='sass' with it")
+    name, text = _disassemble(report, args.kernel, args.disassemble)
+    if args.disassemble != "sass":
+        return CodeView(name, text)
+    found = len(loops(text))
+    if args.loop is not None:
+        try:
+            text, _, found = loop_text(text, args.loop)
+        except ValueError as exc:
+            raise ToolInputError(f"{exc}; call again without loop, or with a loop number in range") from exc
+    return CodeView(name, text, instruction_mix(text), found)
+
+
 def _disassemble(report: BuildReport, kernel: str | None, kind: str) -> tuple[str, str]:
     from solforge.sandbox.build import disassemble
 
@@ -235,7 +276,7 @@ def _disassemble(report: BuildReport, kernel: str | None, kind: str) -> tuple[st
 
 
 def build_result(
-    report: BuildReport, problem: str, solution: str, args: CompileKernelInput, disasm: tuple[str, str] | None
+    report: BuildReport, problem: str, solution: str, args: CompileKernelInput, disasm: CodeView | None
 ) -> CompileKernelResult:
     """Shape a BuildReport into the agent's answer, within ``args.max_chars``."""
     lines = report.log.splitlines()
@@ -280,7 +321,8 @@ def build_result(
     used = len(result.render()) + 300
     room = max(500, args.max_chars - used)
     if disasm is not None:
-        name, text = disasm
+        name, text = disasm.kernel, disasm.text
+        result.instruction_mix, result.loops = disasm.mix, disasm.loops
         result.disassembly_kernel = name[:200]
         result.disassembly_kind = args.disassemble
         share = room * 2 // 3 if not report.ok else room
@@ -369,7 +411,7 @@ async def _compile_in_ledger(
         )
     disasm = None
     if args.disassemble != "none" and report.ok:
-        disasm = await anyio.to_thread.run_sync(_disassemble, report, args.kernel, args.disassemble)
+        disasm = await anyio.to_thread.run_sync(_code_view, report, args)
     result = build_result(report, problem.name, solution.name, args, disasm)
     result.job_id = job_id
     return result
@@ -412,5 +454,5 @@ async def compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> CompileK
     report = future.result()
     disasm = None
     if args.disassemble != "none" and report.ok:
-        disasm = await anyio.to_thread.run_sync(_disassemble, report, args.kernel, args.disassemble)
+        disasm = await anyio.to_thread.run_sync(_code_view, report, args)
     return build_result(report, problem.name, solution.name, args, disasm)
