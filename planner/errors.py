@@ -7,10 +7,13 @@
         ├── LedgerUnavailable          the database cannot be reached (after retries); try again later
         ├── LedgerIntegrityError       the database refused a write that breaks a constraint
         ├── InvalidJobRequest          bad arguments to enqueue and friends (also a ValueError)
-        ├── JobNotFound                no such job for this agent (unknown id or another agent's job)
         ├── AgentNotFound              no agent by that name
         ├── AgentExists                register_agent with a name already taken
         └── AuthenticationFailed       no enabled agent holds this token
+
+``JobNotFound`` (no such job for this agent: an unknown id or another agent's job) is what the
+ledger raises for those; it is defined in :mod:`solforge.problems.errors`, so that the tools need not
+import the ledger to name it.
 
 SQLAlchemy and driver errors are translated once, in :mod:`solforge.planner._db`, with the
 original kept as ``__cause__``.
@@ -18,7 +21,7 @@ original kept as ``__cause__``.
 
 from __future__ import annotations
 
-from solforge.problems.errors import SolforgeError
+from solforge.problems.errors import JobNotFound, SolforgeError
 
 __all__ = [
     "AgentExists",
@@ -49,14 +52,6 @@ class LedgerIntegrityError(LedgerError):
 
 class InvalidJobRequest(LedgerError, ValueError):
     """The arguments do not describe a job the ledger can queue; the message names the field and the fix."""
-
-
-class JobNotFound(LedgerError):
-    """No job with that id belongs to this agent.
-
-    Unknown ids and other agents' jobs give the same error on purpose: a job id is not a
-    credential and must not reveal that someone else's job exists.
-    """
 
 
 class AgentNotFound(LedgerError):

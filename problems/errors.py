@@ -7,8 +7,9 @@
     ├── ProblemNotFound      no catalogue entry or folder by that name
     ├── ExpressionError      an axis expression, constraint or override is not plain arithmetic
     ├── InfrastructureError  the harness itself failed (not the candidate): a worker died, a GPU fell off
+    ├── JobNotFound          no job by that id belongs to the caller (raised by the ledger and the tools)
     ├── CountingError        a workload's FLOPs cannot be derived from its reference (solforge.sandbox.sol.counting)
-    ├── LedgerError          the ledger refused or failed an operation (solforge.planner.errors: JobNotFound,
+    ├── LedgerError          the ledger refused or failed an operation (solforge.planner.errors:
     │   │                    AgentNotFound, LedgerUnavailable, ...)
     │   └── SwarmError       a swarm run cannot start, resume or stop as asked (solforge.planner.swarm.runner)
     ├── ReportError          the HTML report cannot be made (solforge.planner.report.gather)
@@ -47,6 +48,15 @@ class ProblemNotFound(SolforgeError):
 
 class ExpressionError(SolforgeError):
     """An expression is not plain arithmetic over axis names."""
+
+
+class JobNotFound(SolforgeError):
+    """No job with that id belongs to this agent.
+
+    Unknown ids and other agents' jobs give the same error on purpose: a job id is not a credential and
+    must not reveal that someone else's job exists. The ledger raises it (solforge.planner), and the tools
+    raise it again with a message for the agent; it lives here so that the tools need not import the ledger.
+    """
 
 
 class InfrastructureError(SolforgeError):

@@ -7,9 +7,8 @@
     ├── ToolInputError        an argument is well-typed but unusable here (both or neither of two, a path
     │                         outside the allowed root, a solution for another problem)
     ├── ServiceUnavailable    the ledger or the evaluation engine cannot be reached from this server
-    └── LedgerError           (solforge.planner.errors)
-        └── JobNotFound       no job by that id belongs to the caller: the ledger's own class, re-exported
-                              here; the tools raise it again with a message for the agent
+    └── JobNotFound           (solforge.problems.errors) no job by that id belongs to the caller: the class
+                              the ledger raises, re-exported here; the tools raise it again for the agent
 
 Every message says what was wrong and what to call next. The MCP server turns any ``SolforgeError``
 into a tool error the agent reads (``solforge.server.adapter``); anything else is a bug, logged with
@@ -18,8 +17,7 @@ its traceback on stderr and answered with a generic message.
 
 from __future__ import annotations
 
-from solforge.planner.errors import JobNotFound
-from solforge.problems.errors import SolforgeError
+from solforge.problems.errors import JobNotFound, SolforgeError
 
 __all__ = ["JobNotFound", "ServiceUnavailable", "ToolInputError"]
 
