@@ -46,8 +46,7 @@ class CompileKernelInput(SolutionInput):
     kernel: str | None = Field(default=None, max_length=300)
     """Which kernel to disassemble (substring of its name); default the first one."""
     loop: int | None = Field(default=None, ge=1, le=10_000)
-    """With disassemble='sass': show only this loop of the kernel (1 = the first; an outer loop comes before the
-    loops inside it), found as the span a backward branch jumps over. The instruction mix then counts that loop."""
+    """SASS only: just this loop (1 = first, outer before inner)."""
     wait_s: float = Field(default=45.0, ge=0.0, le=MAX_WAIT_S)
     """Seconds to wait for the build; then 'still building' (call again to keep waiting)."""
     max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1000, le=MAX_MAX_CHARS)
@@ -106,9 +105,9 @@ class CompileKernelResult(ToolResult):
     disassembly_kernel: str | None = None
     disassembly_truncated: bool = False
     instruction_mix: InstructionMix | None = None
-    """With disassemble='sass': what the shown SASS (the kernel, or the chosen loop) is made of."""
+    """SASS only: the shown code's instruction mix."""
     loops: int | None = None
-    """With disassemble='sass': how many loops the kernel's SASS has (pass ``loop`` to see one)."""
+    """SASS only: how many loops the kernel has."""
     note: str | None = None
     next_step: str
 
