@@ -33,10 +33,6 @@ T = TypeVar("T")
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Attempts per job: one run plus two retries after infrastructure faults."""
-_COMPILE_SLACK_S = 60.0
-"""Worker backstop beyond the sandbox's own compile limit (process start-up, cache writes)."""
-_EVAL_SLACK_S = 120.0
-"""Worker backstop beyond the sandbox's own total limit (baseline timing, teardown)."""
 
 
 

@@ -18,8 +18,6 @@ from solforge.sandbox.api import EvalRequest
 from . import queue
 from ._db import Connector, ResolvedUrl, Tx, migrate, remove_temporary, resolve_db_url
 from ._ledger_common import (
-    _COMPILE_SLACK_S,
-    _EVAL_SLACK_S,
     DEFAULT_MAX_ATTEMPTS,
     T,
     _agent_view,
@@ -52,6 +50,10 @@ from .models import (
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "Ledger", "hash_token"]
 
 log = logging.getLogger("solforge.planner")
+_COMPILE_SLACK_S = 60.0
+"""Worker backstop beyond the sandbox's own compile limit (process start-up, cache writes)."""
+_EVAL_SLACK_S = 120.0
+"""Worker backstop beyond the sandbox's own total limit (baseline timing, teardown)."""
 
 
 class Ledger(LedgerResults, LedgerOperations, LedgerAsync):

@@ -113,11 +113,11 @@ class SandboxRunner:
                     log.warning("slot %s: the warm judge did not start: %s", slot.id, exc)
 
     def _prepare_pch(self) -> None:
+        from solforge.problems.config import cache_dir
         from solforge.sandbox.build import pch
-        from solforge.sandbox.isolation import default_cache_dir
 
         try:
-            folder = pch.prepare(self.cache_dir or default_cache_dir())
+            folder = pch.prepare(self.cache_dir or cache_dir())
             log.info("precompiled torch/extension.h: %s", folder or "not available on this machine")
         except Exception as exc:  # only a speed-up: builds read the header without it
             log.warning("the precompiled torch header was not built: %s", exc)
@@ -190,8 +190,8 @@ class SandboxRunner:
         The build itself runs in the sandbox's isolated child and stops at its own ``timeout_s``;
         a cancelled build's report is dropped.
         """
+        from solforge.problems.config import cache_dir
         from solforge.sandbox.build import build_solution
-        from solforge.sandbox.isolation import default_cache_dir
 
         opts = request.options
         box: list[BuildReport | BaseException] = []
@@ -202,7 +202,7 @@ class SandboxRunner:
                     build_solution(
                         request.solution,
                         target_arch=opts.target_arch,
-                        cache_dir=opts.cache_dir or default_cache_dir(),
+                        cache_dir=opts.cache_dir or cache_dir(),
                         timeout_s=opts.compile_timeout_s,
                     )
                 )

@@ -66,7 +66,6 @@ __all__ = [
     "SCRATCH_PREFIX",
     "IsolatedProcess",
     "IsolatedResult",
-    "default_cache_dir",
     "kill_tree",
     "make_scratch_dir",
     "remove_tree",
@@ -637,13 +636,6 @@ _TOOLS_ON_PATH = ("gcc", "g++", "cc", "c++", "nvcc", "ninja", "ptxas", "c++filt"
 """Programs whose folders the sandboxed PATH keeps, wherever the parent found them."""
 _PASSTHROUGH = ("LD_LIBRARY_PATH", "CC", "CXX", "CUDAHOSTCXX", "MAX_JOBS", "TZ")
 """Harmless host settings a compiler or the CUDA runtime may need, copied when the parent has them."""
-
-
-def default_cache_dir() -> Path:
-    """The solforge cache root (:func:`solforge.problems.config.cache_dir`)."""
-    from solforge.problems.config import cache_dir
-
-    return cache_dir()
 
 
 def _cuda_home() -> str | None:

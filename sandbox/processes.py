@@ -245,7 +245,7 @@ class SparePool:
     language
         The one kernel language these processes will run, when it is known before they start (a
         one-shot evaluation): they then skip importing the other languages' packages (CuTe DSL's
-        takes about a second), which is most of the time a first workload waits for its process.
+        took 0.55 s on a CPU machine), on the path a first workload waits on.
         None (a warm judge's spares): ready for any language.
     """
 

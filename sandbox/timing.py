@@ -40,12 +40,6 @@ WARMUP_IDLE_S = 0.25
 """A timed loop that starts within this long of the previous one's end (the next workload of the same
 evaluation) finds the clocks still up and warms up with its ``warmup`` calls only: 16 workloads
 otherwise spend 0.4 s just keeping a busy GPU busy."""
-_last_loop_end = float("-inf")
-
-
-def _loop_ended() -> None:
-    global _last_loop_end
-    _last_loop_end = time.perf_counter()
 POINTER_SHIFT_BYTES = 256
 """Each call's copies sit this many bytes further into their pool, so no two calls share an address."""
 
@@ -99,6 +93,15 @@ def cuda_runtime() -> Any:
     except ImportError:
         return None
     return runtime
+
+
+_last_loop_end = float("-inf")
+"""When this process's last timed GPU loop ended (``time.perf_counter``), for :data:`WARMUP_IDLE_S`."""
+
+
+def _loop_ended() -> None:
+    global _last_loop_end
+    _last_loop_end = time.perf_counter()
 
 
 _persisting_floor = 0

@@ -76,8 +76,9 @@ def _load_rows(dirs: list[str]) -> list[Row]:
 
 def _add_bounds(rows: list[Row], gpu: str) -> None:
     """Fill each row's bound from the counted FLOPs and bytes on ``gpu``'s datasheet peaks."""
+    from solforge.problems.config import cache_dir
     from solforge.sandbox.sol.counting import CountingError, counts_for_problem
-    from solforge.sandbox.sol.hardware import datasheet_peaks, default_cache_dir, match_spec
+    from solforge.sandbox.sol.hardware import datasheet_peaks, match_spec
     from solforge.sandbox.sol.score import sol_time
 
     spec = match_spec(gpu)
@@ -86,7 +87,7 @@ def _add_bounds(rows: list[Row], gpu: str) -> None:
 
         raise ValueError(f"no datasheet for GPU {gpu!r}; use one of {sorted(GPU_SPECS)}")
     peaks = datasheet_peaks(spec)
-    cache = default_cache_dir()
+    cache = cache_dir()
     for row in rows:
         try:
             counts = counts_for_problem(row.problem, cache_dir=cache)

@@ -222,14 +222,14 @@ def _opt_sig(value: float | None) -> float | None:
 
 
 def _counts(problem: Problem, ctx: ToolContext) -> dict[str, SolCounts]:
+    from solforge.problems.config import cache_dir
     from solforge.sandbox.sol.counting import counts_for_problem
-    from solforge.sandbox.sol.hardware import default_cache_dir
 
     key = (problem.name, id(problem))
     with _counts_lock:
         if key in _counts_cache:
             return _counts_cache[key]
-    counts = counts_for_problem(problem, cache_dir=ctx.settings.cache_dir or default_cache_dir())
+    counts = counts_for_problem(problem, cache_dir=ctx.settings.cache_dir or cache_dir())
     with _counts_lock:
         _counts_cache[key] = counts
     return counts

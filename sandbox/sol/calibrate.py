@@ -38,7 +38,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .hardware import GpuHealth, check_health, default_cache_dir, detect_gpu, gpu_slug, match_spec
+from solforge.problems import config
+
+from .hardware import GpuHealth, check_health, detect_gpu, gpu_slug, match_spec
 
 CALIBRATION_VERSION = 1
 """Format of the calibration file; files of another version are ignored (recalibrate)."""
@@ -353,7 +355,7 @@ def calibrate(device_index: int = 0, *, cache_dir: Path | None = None, save: boo
         notes=notes,
     )
     if save:
-        save_calibration(calibration, (cache_dir if cache_dir is not None else default_cache_dir()) / "calibration")
+        save_calibration(calibration, (cache_dir if cache_dir is not None else config.cache_dir()) / "calibration")
     return calibration
 
 
@@ -430,7 +432,7 @@ def run_calibrate_cli(json_output: bool, device_index: int | None = None, cache_
         message = "no CUDA GPU is visible: calibrate measures the local GPU, and scores fall back to datasheet peaks"
         print(json.dumps({"error": message}) if json_output else message, file=sys.stdout if json_output else sys.stderr)
         return 1
-    root = cache_dir if cache_dir is not None else default_cache_dir()
+    root = cache_dir if cache_dir is not None else config.cache_dir()
     indices = [device_index] if device_index is not None else _distinct_devices()
     status = 0
     for index in indices:

@@ -379,15 +379,10 @@ def datasheet_peaks(spec: GpuSpec, gpu: str | None = None) -> Peaks:
     )
 
 
-def default_cache_dir() -> Path:
-    """The solforge cache root (:func:`solforge.problems.config.cache_dir`)."""
+def default_calibration_dir() -> Path:
     from solforge.problems.config import cache_dir
 
-    return cache_dir()
-
-
-def default_calibration_dir() -> Path:
-    return default_cache_dir() / "calibration"
+    return cache_dir() / "calibration"
 
 
 def gpu_slug(name: str) -> str:

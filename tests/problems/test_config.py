@@ -9,9 +9,8 @@ import pytest
 from solforge.planner import InvalidJobRequest, Ledger
 from solforge.problems.config import agent_name_error, cache_dir
 from solforge.sandbox.api import EvalOptions
-from solforge.sandbox.isolation import default_cache_dir as isolation_cache
 from solforge.sandbox.judge import default_cache_dir as judge_cache
-from solforge.sandbox.sol.hardware import default_cache_dir as hardware_cache
+from solforge.sandbox.sol.hardware import default_calibration_dir
 from solforge.server.app import _check_agent
 from solforge.tools.base import ToolSettings
 
@@ -19,10 +18,10 @@ from solforge.tools.base import ToolSettings
 def test_every_reader_of_the_cache_root_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOLFORGE_CACHE", "~/somewhere/solforge")
     expected = Path.home() / "somewhere" / "solforge"
-    assert cache_dir() == isolation_cache() == hardware_cache() == judge_cache(EvalOptions()) == expected
-    assert ToolSettings.from_env().cache_dir == expected
+    assert cache_dir() == judge_cache(EvalOptions()) == expected
+    assert ToolSettings.from_env().cache_dir == expected and default_calibration_dir() == expected / "calibration"
     monkeypatch.setenv("SOLFORGE_CACHE", "")  # set but empty: the default, not the working directory
-    assert cache_dir() == isolation_cache() == hardware_cache() == Path.home() / ".cache" / "solforge"
+    assert cache_dir() == judge_cache(EvalOptions()) == Path.home() / ".cache" / "solforge"
 
 
 @pytest.mark.parametrize("name", ["agent-1", "swarm:triton.7", "alice@lab", "a" * 64])
