@@ -160,8 +160,8 @@ class SandboxRunner:
                 elif event.kind == "build" and event.build is not None:
                     heartbeat("built" if event.build.ok else "build failed")
 
-            with job.gpu_lease() if job.gpu_lease is not None else contextlib.nullcontext():
-                report = evaluate(request, on_event=on_event, cancel=cancel, judge=self._judge_for(job.slot))
+            report = evaluate(request, on_event=on_event, cancel=cancel, judge=self._judge_for(job.slot),
+                              gpu_lease=job.gpu_lease)
         except InfrastructureError as exc:
             return JobResult.infra_error(str(exc), suspect_gpu=job.slot is not None)
         except (ProblemNotFound, FormatError) as exc:

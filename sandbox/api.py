@@ -140,7 +140,11 @@ class EvalReport(SandboxModel):
     baselines: list[BaselineRecord] = Field(default_factory=list)
     """Baselines this evaluation measured (not those it found): the caller shares them (the ledger)."""
     phases: dict[str, float] = Field(default_factory=dict)
-    """Seconds spent in each phase (start, build, load, workloads, baseline), for turnaround figures."""
+    """Seconds spent in each phase, for turnaround figures: ``startup`` (a one-shot judge's own torch and
+    CUDA), ``build``, ``load`` (taking a candidate process and loading the solution into it; it
+    includes ``spare_wait``, the wait for a process still starting up, and ``import``, the solution's
+    import as the candidate reports it), ``inputs``, ``buffers``, ``check``, ``compare``, ``timed``,
+    ``count``, ``score``, ``baseline``, and ``workloads`` (the workload loop, less load and baseline)."""
 
     @property
     def all_passed(self) -> bool:
@@ -176,13 +180,18 @@ class EvalRequest(SandboxModel):
     options: EvalOptions = Field(default_factory=EvalOptions)
     baselines: list[BaselineRecord] = Field(default_factory=list)
     """Baselines known to the caller (the ledger's, for this problem): the judge times none of these again."""
+    gpu_gate: bool = False
+    """Ask for the caller's go before any GPU work: the judge builds and loads the solution, sends a
+    ``gpu`` event and reads one ``go`` line on stdin, so that a worker takes the GPU's lease only for
+    the GPU work (a warm judge; see :meth:`solforge.sandbox.warm.WarmJudge.evaluate`)."""
 
 
 class EvalEvent(SandboxModel):
     """One line the judge writes on stdout: progress, a trace, or the final report."""
 
-    kind: Literal["progress", "build", "trace", "report", "error", "ready"]
-    """``ready``: the judge is warm and waits for the next request (a warm judge's first line)."""
+    kind: Literal["progress", "build", "trace", "report", "error", "ready", "gpu"]
+    """``ready``: the judge is warm and waits for the next request (a warm judge's first line);
+    ``gpu``: the solution is loaded and the judge waits for ``go`` (a request with ``gpu_gate``)."""
     message: str | None = None
     done: int | None = None
     total: int | None = None

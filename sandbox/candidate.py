@@ -156,6 +156,7 @@ class Harness:
         if self.device.startswith("cuda"):
             torch.cuda.init()
             torch.empty(1, device=self.device)  # create the context before the solution runs
+        _import_language_packages(self.device, str(cmd["solution"].get("spec", {}).get("language", "")) or None)
         _block_runtime_compilation()
         self.guarded = _guarded()
         self.threads_at_load = threading.active_count()
@@ -358,9 +359,7 @@ def _is_sticky(exc: BaseException) -> bool:
 def _warm_up(device: str, language: str | None = None) -> None:
     """Import what loading a solution and timing it need: torch and CUDA, the harness, the timer's
     CUPTI, and the kernel languages' own packages (library code, never the solution's): all of them,
-    or those of ``language`` when the judge knows it (triton always: torch.compile uses it too)."""
-    import contextlib
-
+    or those of ``language`` when the judge knows it (see :func:`_import_language_packages`)."""
     import torch
 
     if device.startswith("cuda"):
@@ -376,6 +375,17 @@ def _warm_up(device: str, language: str | None = None) -> None:
     if device.startswith("cuda"):
         timing.cuda_runtime()  # the L2 flusher's persisting-line reset (90 ms to import)
         timing.clear_persisting_l2()  # before any solution: a carve-out found later is the solution's
+    _import_language_packages(device, language)
+
+
+def _import_language_packages(device: str, language: str | None) -> None:
+    """The kernel languages' own packages (library code): triton always (torch.compile uses it too),
+    the CuTe DSL for ``cute_dsl`` solutions or when the language is not known yet (None). Importing
+    an already imported package costs nothing, so :meth:`Harness._load` calls this again with the
+    solution's language: a process started for another language gets them before arming, not from
+    inside the solution's import, where the audit hook would see the DSL's own exec and inspect."""
+    import contextlib
+
     with contextlib.suppress(Exception):
         import triton  # noqa: F401
     if device.startswith("cuda") and language in (None, "cute_dsl"):

@@ -6,14 +6,16 @@ planner call it, and the judge and candidate processes do the work.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from solforge.problems import load_problem
+from solforge.problems import Problem, load_problem
 
 from .api import EvalEvent, EvalReport, EvalRequest
 from .warm import JUDGE_GRACE_S, JudgeProcess, WarmJudge, collect, report_of
@@ -27,6 +29,7 @@ def evaluate(
     on_event: Callable[[EvalEvent], None] | None = None,
     cancel: threading.Event | None = None,
     judge: WarmJudge | None = None,
+    gpu_lease: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> EvalReport:
     """Evaluate ``request.solution`` on ``request.problem`` in child processes and return the report.
 
@@ -42,6 +45,9 @@ def evaluate(
     judge
         A warm judge to run in (a worker keeps one per GPU); None starts a judge for this
         evaluation alone, which imports torch and starts its candidate process first.
+    gpu_lease
+        Entered around the evaluation's GPU work (a worker's lease on the GPU): in a warm judge only
+        once the solution is built and loaded, in a judge of its own around the whole evaluation.
 
     Raises
     ------
@@ -55,7 +61,14 @@ def evaluate(
         # The judge runs in its own scratch folder: a relative problem path must not depend on ours.
         request = request.model_copy(update={"problem": str(Path(request.problem).resolve())})
     if judge is not None:
-        return judge.evaluate(request, problem, on_event=on_event, cancel=cancel)
+        return judge.evaluate(request, problem, on_event=on_event, cancel=cancel, gpu_lease=gpu_lease)
+    with gpu_lease() if gpu_lease is not None else contextlib.nullcontext():
+        return _one_shot(request, problem, on_event, cancel)
+
+
+def _one_shot(request: EvalRequest, problem: Problem, on_event: Callable[[EvalEvent], None] | None,
+              cancel: threading.Event | None) -> EvalReport:
+    """A judge process for this evaluation alone: it imports torch, evaluates and exits."""
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="solforge-eval-"))
     try:

@@ -19,6 +19,7 @@ no IPC handle the candidate holds reaches them; the seed of every evaluation is 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import math
 import os
@@ -64,6 +65,8 @@ REPEAT_TIMEOUT_S = 15.0
 """After a workload hung, the next one gets this long (or four times the slowest passing workload,
 whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
 BASELINE_TIMEOUT_S = 600.0
+RECENT_LANGUAGES = 8
+"""A warm judge starts its spare processes for the languages of this many latest requests."""
 TRITON_INTERPRETER_NOTE = (
     ". This ran in Triton's CPU interpreter, which returns NaN/Inf for some bf16 x bf16 multiplies a GPU "
     "computes fine: multiply in fp32 (.to(tl.float32) after the load), or check on a GPU server "
@@ -211,10 +214,9 @@ class JudgeState:
                     torch.cuda.memory._set_allocator_settings("expandable_segments:False")
             with contextlib.suppress(Exception):
                 self.shared_pool = torch.cuda.MemPool()
-            # First calls that cost seconds in a fresh judge (the speed-of-light count imports
-            # torch._dynamo; the comparison's kernels load on first use): made now, beside the
-            # candidate process's start-up, which the first workload waits for anyway.
-            threading.Thread(target=_preload, args=(self.device,), name="solforge-preload", daemon=True).start()
+            # First calls that cost seconds in a fresh judge, made now, beside the candidate process's
+            # start-up, which the first workload waits for anyway (see _preload).
+            threading.Thread(target=_preload, args=(self.device, warm), name="solforge-preload", daemon=True).start()
         self.startup_s = _seconds_since_start()
         """From this process's start to here (torch, CUDA): a one-shot evaluation's report shows it."""
 
@@ -276,18 +278,26 @@ def _seconds_since_start() -> float | None:
         return None
 
 
-def _preload(device: Any) -> None:
+def _preload(device: Any, warm: bool) -> None:
+    """The comparisons took 0.6-1.0 s in a fresh judge against 0.1 s in a warm one on an H200 (inferred:
+    their kernels load on first use): load them first, for the dtypes problems use, at sizes that take
+    the reductions' small and vectorised paths. A warm judge, which starts before any
+    request, also imports what a first speed-of-light count imports (torch._dynamo, 1.2 s); a one-shot
+    judge leaves that to the count, which usually finds its result in the count cache, so that the
+    import's Python work does not compete with the evaluation for the interpreter."""
     with contextlib.suppress(Exception):
         import torch
-        import torch._dynamo
 
         from solforge.problems import Tolerance
 
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            for numel in (64, 1 << 16, 1 << 22):
+                x = torch.ones(numel, dtype=dtype, device=device)
+                compare_outputs({"x": x}, {"x": x.clone()}, Tolerance())
         from .sol import counting, hardware, score  # noqa: F401
 
-        for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            x = torch.ones(64, dtype=dtype, device=device)
-            compare_outputs({"x": x}, {"x": x.clone()}, Tolerance())
+        if warm:
+            import torch._dynamo
 
 
 def _blob_limit(references: dict[str, Any]) -> int:
@@ -393,15 +403,24 @@ class Judge:
         The baselines run in processes started the same way (same isolation, same harness), so the
         reference and the candidate are timed under identical conditions.
         """
+        started = time.perf_counter()
         proc = self.state.spares.take(self.profile)
         self.processes.append(proc)
+        if not proc.warm:
+            # Nothing was ready (spares still importing torch): the report says how long that cost.
+            with self.phase("spare_wait"):
+                proc.wait_warm(CANDIDATE_START_TIMEOUT_S)
         if build.cache_key:
             jit_cache.restore(self.cache_dir, build.cache_key, proc.home)
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
              "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
-            CANDIDATE_START_TIMEOUT_S, cuda_ipc=False,
+            max(1.0, CANDIDATE_START_TIMEOUT_S - (time.perf_counter() - started)), cuda_ipc=False,
         )
+        seconds = answer.get("load_seconds")
+        if not trusted and isinstance(seconds, int | float) and 0 <= seconds < CANDIDATE_START_TIMEOUT_S:
+            # The candidate's own figure (it could lie): a diagnostic phase only, never a score.
+            self.phases["import"] = self.phases.get("import", 0.0) + float(seconds)
         return proc, answer
 
     def _open_trusted(self, solution: Solution, _label: str) -> tuple[CandidateProcess, dict[str, Any]] | str:
@@ -416,11 +435,28 @@ class Judge:
         gpu_only = self.solution.spec.language in (Language.cuda_cpp, Language.cute_dsl)
         return not self.options.compile_only and not (self.device.type == "cpu" and gpu_only)
 
-    def start_candidate(self) -> dict[str, Any]:
+    def load_candidate(self) -> bool:
+        """Take a started process and load the solution; False (and ``load_failure`` set) when its
+        import failed, which it will do the same way for every workload."""
         assert self.build is not None
         with self.phase("load"):
             self.candidate, answer = self.open_process(self.solution, self.build)
-        return answer
+        if not answer.get("ok"):
+            self.load_failure = (Status(answer["status"]), answer.get("error", ""))
+            self.candidate.kill()
+        return self.load_failure is None
+
+    def wait_for_gpu(self) -> None:
+        """Load the solution (CPU work), then wait for the caller's ``go`` (``gpu_gate``): a worker takes
+        the GPU's lease meanwhile, so the lease covers GPU work only. A solution that does not load
+        needs no GPU: its workloads fail without one, and the caller is not asked."""
+        if not self.load_candidate():
+            return
+        with self.phase("gpu_wait"):
+            emit(EvalEvent(kind="gpu"))
+            line = sys.stdin.readline()
+        if line.strip() != "go":
+            raise RuntimeError("the caller closed the GPU gate without saying go")
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -494,6 +530,8 @@ class Judge:
     def evaluate_workload(self, workload: Workload, timeout_s: float) -> Trace:
         """Correctness rounds, then timing, within ``timeout_s`` for the candidate's calls together."""
         self.failure_kind = None
+        if self.load_failure is not None:
+            return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
         definition = self.problem.definition
         tol = workload.effective_tolerance
         try:
@@ -518,16 +556,9 @@ class Judge:
             with self.phase("buffers"):
                 shared_inputs = self.to_shared(inputs)
                 buffers = self.output_buffers(references)
-            if self.load_failure is not None:
+            if (self.candidate is None or not self.candidate.alive) and not self.load_candidate():
+                assert self.load_failure is not None
                 return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
-            if self.candidate is None or not self.candidate.alive:
-                answer = self.start_candidate()
-                if not answer.get("ok"):
-                    # Importing the solution failed: it will fail the same way for every workload.
-                    self.load_failure = (Status(answer["status"]), answer.get("error", ""))
-                    assert self.candidate is not None
-                    self.candidate.kill()
-                    return failed_trace(self.problem, self.solution.name, workload, *self.load_failure, self.env)
             assert self.candidate is not None
             if deadline is None:
                 deadline = time.monotonic() + timeout_s
@@ -717,7 +748,7 @@ class Judge:
         from solforge.sandbox.sol.counting import count_workload
 
         named = dict(zip(self.problem.definition.inputs, inputs, strict=True))
-        return count_workload(self.problem.definition, sizes, named)
+        return count_workload(self.problem.definition, sizes, named, cache_dir=self.cache_dir / "sol_counts" / "meta")
 
     # -- the whole evaluation -----------------------------------------------------------
 
@@ -776,11 +807,14 @@ class Judge:
             report.note = ("compiled only (compile_only was set)" if self.options.compile_only else
                            f"compiled for {self.target_arch()} but not run: {language.value} needs a GPU and none is visible")
             return self.finish(report, started)
+        if self.request.gpu_gate and self.state.warm:
+            self.wait_for_gpu()
         total = len(workloads)
         strikes: dict[_FailureKind, list[tuple[Workload, Trace]]] = {}
         stopped: _FailureKind | None = None
         slowest_pass_s = 0.0
         loop_started = time.perf_counter()
+        load_before = self.phases.get("load", 0.0)
         for i, workload in enumerate(workloads):
             progress(f"workload {i + 1}/{total} ({', '.join(f'{k}={v}' for k, v in workload.axes.items())})", i, total)
             if stopped is not None:
@@ -797,7 +831,7 @@ class Judge:
             report.traces.append(trace)
             emit(EvalEvent(kind="trace", trace=trace))
         self.phases["workloads"] = time.perf_counter() - loop_started - self.phases.get("baseline", 0.0) \
-            - self.phases.get("load", 0.0)
+            - (self.phases.get("load", 0.0) - load_before)
         report.timer = next((t.evaluation.performance.timer for t in report.traces
                              if t.evaluation and t.evaluation.performance), None)
         return self.finish(report, started)
@@ -867,6 +901,7 @@ def serve(device: str, root: Path) -> int:
     spare_profile = ProcessProfile(str(state.device), defences.defences_enabled(submission=False),
                                    None if state.device.type == "cuda" else int(EvalOptions().memory_limit_gb * 2**30))
     state.spares.fill(spare_profile)
+    recent: collections.deque[str] = collections.deque(maxlen=RECENT_LANGUAGES)
     emit(EvalEvent(kind="ready", message=f"{state.env.hardware} ({state.device})"))
     try:
         for line in sys.stdin:
@@ -883,7 +918,10 @@ def serve(device: str, root: Path) -> int:
             if broken:
                 emit(EvalEvent(kind="error", message=f"the GPU no longer answers ({broken}); this judge exits"))
                 return 2
-            # The next evaluation's process, started now that this one's timing is over.
+            # The next evaluation's process, started now that this one's timing is over, for the
+            # languages the recent requests used.
+            recent.append(request.solution.spec.language.value)
+            state.spares.follow(list(recent))
             profile = state.profile(request.options)
             state.spares.keep_only(profile)
             state.spares.fill(profile)

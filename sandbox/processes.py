@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,15 @@ class CandidateProcess:
         """Whether the process has finished starting up (torch, CUDA, the harness imported)."""
         return (self.home / WARM_MARKER).exists()
 
+    def wait_warm(self, timeout_s: float, poll_s: float = 0.005) -> bool:
+        """Wait until the process has started up (or died, or ``timeout_s`` passed); whether it is warm."""
+        deadline = time.monotonic() + timeout_s
+        while not self.warm:
+            if not self.alive or time.monotonic() > deadline:
+                return False
+            time.sleep(poll_s)
+        return True
+
     def signal_group(self, signum: int) -> None:
         """Send ``signum`` to the process's group (it leads its own, as every isolated child does)."""
         if self.alive:
@@ -243,10 +252,13 @@ class SparePool:
     depth
         How many processes :meth:`fill` keeps ready per profile.
     language
-        The one kernel language these processes will run, when it is known before they start (a
-        one-shot evaluation): they then skip importing the other languages' packages (CuTe DSL's
-        took 0.55 s on a CPU machine), on the path a first workload waits on.
-        None (a warm judge's spares): ready for any language.
+        The kernel language these processes will most likely run: they skip importing the other
+        languages' packages (CuTe DSL's took 0.55-0.7 s on a CPU machine), which shortens the start-up
+        a first workload or a quickly following evaluation waits for. None: ready for any language.
+        A process started for one language still loads a solution in another; it imports that
+        language's packages first (see ``candidate._import_language_packages``). A one-shot
+        evaluation knows its language; a warm judge follows its recent requests
+        (:meth:`follow`).
     """
 
     def __init__(self, root: Path, depth: int = 2, *, language: str | None = None) -> None:
@@ -255,6 +267,13 @@ class SparePool:
         self.language = language
         self._spares: dict[ProcessProfile, list[CandidateProcess]] = {}
         self._numbers = itertools.count(1)
+
+    def follow(self, recent: Sequence[str]) -> None:
+        """Start later processes for the languages of ``recent`` evaluations (oldest first): for the
+        latest one, or for every language while a CuTe DSL solution is among them (only its packages
+        are worth skipping)."""
+        if recent:
+            self.language = None if "cute_dsl" in recent else recent[-1]
 
     def _start(self, profile: ProcessProfile) -> CandidateProcess:
         return CandidateProcess(profile, self.root / f"spare-{next(self._numbers)}", language=self.language)

@@ -93,6 +93,12 @@ class JudgeProcess:
         if close:
             self.proc.stdin.close()
 
+    def go(self) -> None:
+        """Answer a ``gpu`` event: the judge may start its GPU work."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"go\n")
+        self.proc.stdin.flush()
+
     def wait(self, timeout_s: float) -> None:
         """Let the judge finish (it stops its candidates and keeps their JIT caches after its report)."""
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -128,8 +134,13 @@ class Outcome:
 
 
 def collect(judge: JudgeProcess, *, deadline: float, on_event: Callable[[EvalEvent], None] | None,
-            cancel: threading.Event | None, total_timeout_s: float) -> Outcome:
-    """Relay one evaluation's events until its report, an error, the judge's exit, a cancel or the deadline."""
+            cancel: threading.Event | None, total_timeout_s: float,
+            on_gpu: Callable[[], None] | None = None) -> Outcome:
+    """Relay one evaluation's events until its report, an error, the judge's exit, a cancel or the deadline.
+
+    ``on_gpu`` answers a ``gpu`` event (a request with ``gpu_gate``): it returns once the GPU may be
+    used, and the judge is then told ``go``; the time it took does not count against the deadline.
+    """
     outcome = Outcome()
     while True:
         if cancel is not None and cancel.is_set():
@@ -146,6 +157,13 @@ def collect(judge: JudgeProcess, *, deadline: float, on_event: Callable[[EvalEve
             outcome.ended = True
             return outcome
         if event.kind == "ready":
+            continue
+        if event.kind == "gpu":
+            waited = time.monotonic()
+            if on_gpu is not None:
+                on_gpu()
+            deadline += time.monotonic() - waited
+            judge.go()
             continue
         if event.kind == "trace" and event.trace is not None:
             outcome.traces.append(event.trace)
@@ -252,9 +270,15 @@ class WarmJudge:
                 self._ready = True
 
     def evaluate(self, request: EvalRequest, problem: Problem, *, on_event: Callable[[EvalEvent], None] | None = None,
-                 cancel: threading.Event | None = None) -> EvalReport:
-        """Evaluate ``request`` in the warm judge (see :func:`solforge.sandbox.evaluate.evaluate`)."""
-        with self._lock:
+                 cancel: threading.Event | None = None,
+                 gpu_lease: Callable[[], contextlib.AbstractContextManager[object]] | None = None) -> EvalReport:
+        """Evaluate ``request`` in the warm judge (see :func:`solforge.sandbox.evaluate.evaluate`).
+
+        ``gpu_lease`` is entered once the solution is built and loaded, just before the judge's first
+        GPU work, and left when the report arrives: a worker's lease then covers the GPU work only.
+        An exception it raises (the job was cancelled while it waited) stops the judge and is raised.
+        """
+        with self._lock, contextlib.ExitStack() as lease:
             started = time.monotonic()
             self._drop_stale()
             judge = self._ensure_started()
@@ -262,9 +286,16 @@ class WarmJudge:
             deadline = started + request.options.total_timeout_s + JUDGE_GRACE_S
             outcome = Outcome(stop_reason="cancelled")
             if self._ready:
+                if gpu_lease is not None:
+                    request = request.model_copy(update={"gpu_gate": True})
                 judge.send(request)
-                outcome = collect(judge, deadline=deadline, on_event=on_event, cancel=cancel,
-                                  total_timeout_s=request.options.total_timeout_s)
+                try:
+                    outcome = collect(judge, deadline=deadline, on_event=on_event, cancel=cancel,
+                                      total_timeout_s=request.options.total_timeout_s,
+                                      on_gpu=(lambda: lease.enter_context(gpu_lease())) if gpu_lease else None)
+                except BaseException:
+                    self._discard()  # it waits for a go that will not come
+                    raise
             tail = judge.log_tail()
             if outcome.stop_reason is not None or outcome.ended or not judge.alive:
                 self._discard()  # stopped mid-evaluation, or gone: the next evaluation starts a fresh one

@@ -3,7 +3,10 @@
 #   tests       the GPU tests of the warm judge and the baselines (a clean cache: compiled and eager
 #               baselines on every workload of a 16-workload problem), then the exploit corpus
 #   turnaround  benchmarks/timing/turnaround.py in all four languages -> $OUT/turnaround.json and .md
-#   fidelity    solforge's timer against ncu --clock-control none for ~10 us, 100 us and 1 ms kernels
+#   fidelity    solforge's timer against ncu --clock-control none for ~10 us, 100 us and 1 ms kernels, and the
+#               same kernels with one part of the method changed (--variants: flush, addresses, timer)
+#   drift       drift_probe.py: placement, process and host CPU as causes of medians moving between evaluations,
+#               and what a timed call's host time is made of
 #   pch         the precompiled torch header: a changed cuda_cpp source built with and without it
 #   corpus      the exploit corpus's GPU cases, the new ones first (persisting L2, launch-once, GOT walking)
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
@@ -13,7 +16,7 @@
 #               with and without the harness's persisting-L2 reset, then through the judge with defences off
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 set -uo pipefail
-step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|pch|corpus|defences|baseline|cute}
+step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|drift|pch|corpus|defences|baseline|cute}
 source benchmarks/gpu/setup_device.sh
 case "$step" in
   tests)
@@ -24,8 +27,12 @@ case "$step" in
     timeout 580 python3 benchmarks/timing/turnaround.py --out "$OUT/turnaround.json" "${@:2}" > "$OUT/turnaround.log" 2>&1
     tail -n 12 "$OUT/turnaround.log"; cat "$OUT/turnaround.md" 2>/dev/null ;;
   fidelity)
-    timeout 500 python3 benchmarks/timing/fidelity.py --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1
+    timeout 500 python3 benchmarks/timing/fidelity.py --variants --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1
     tail -n 8 "$OUT/fidelity.log" ;;
+  drift)
+    timeout 500 python3 benchmarks/timing/drift_probe.py --processes 4 --pin $(( $(nproc) - 1 )) \
+      --out "$OUT/drift_probe.json" > "$OUT/drift_probe.log" 2>&1
+    tail -n 24 "$OUT/drift_probe.log" ;;
   pch)
     timeout 500 python3 benchmarks/build/bench_pch.py --out "$OUT/build_pch.json" > "$OUT/build_pch.log" 2>&1
     tail -n 3 "$OUT/build_pch.log" ;;

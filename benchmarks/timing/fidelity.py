@@ -11,7 +11,7 @@ Part 2 evaluates one solution five times with ``solforge eval`` and reports, per
 spread (max - min) / median of the five medians, and the wall time of each (build and baseline
 cached after the first), which is the turnaround an agent sees.
 
-    python benchmarks/timing/fidelity.py --out fidelity.json [--solution S --problem P]
+    python benchmarks/timing/fidelity.py --out fidelity.json [--variants] [--solution S --problem P]
 """
 
 from __future__ import annotations
@@ -45,17 +45,45 @@ def _kernel_main(nbytes: int, calls: int) -> None:
     torch.cuda.synchronize()
 
 
-def solforge_time(nbytes: int) -> float:
+def solforge_time(nbytes: int, variant: str = "harness") -> float:
+    """The median of 50 timed calls, as the harness times them (``harness``) or with one thing changed,
+    to see which part of the method a difference from ncu comes from:
+
+    ``read_flush``   the L2 evicted by reading the flush buffer (clean lines) instead of writing it (dirty
+                     lines, which the timed kernel then writes back; ncu invalidates instead)
+    ``same_address`` every call on the same two buffers, as ncu's replays are (no shifting pool)
+    ``no_flush``     nothing evicted between calls (an upper bound on what the cache is worth)
+    ``cuda_events``  CUDA events around the call instead of CUPTI's kernel records
+    """
+    import contextlib
+
     import torch
 
-    from solforge.sandbox.timing import ShiftingPool, time_calls
+    from solforge.sandbox import timing
 
     src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
     dst = torch.empty_like(src)
-    pool = ShiftingPool([src, dst], 60, fill_outputs_from=1)
-    m = time_calls(lambda s, d: torch.neg(s, out=d), pool.args_for_call, warmup=10, iterations=50,
-                   device=torch.device("cuda"))
+    pool = timing.ShiftingPool([src, dst], 60, fill_outputs_from=1)
+    make_args = (lambda _i: [src, dst]) if variant == "same_address" else pool.args_for_call
+    original = timing.L2Flusher.flush
+
+    def read_flush(self: timing.L2Flusher) -> None:
+        self._buffer.sum(dtype=torch.int64)
+
+    def no_flush(self: timing.L2Flusher) -> None:
+        return None
+
+    patch = {"read_flush": read_flush, "no_flush": no_flush}.get(variant)
+    with contextlib.ExitStack() as stack:
+        if patch is not None:
+            timing.L2Flusher.flush = patch  # type: ignore[method-assign]
+            stack.callback(setattr, timing.L2Flusher, "flush", original)
+        m = timing.time_calls(lambda s, d: torch.neg(s, out=d), make_args, warmup=10, iterations=50,
+                              device=torch.device("cuda"), timer="cuda_events" if variant == "cuda_events" else "auto")
     return m.median_ms
+
+
+VARIANTS = ("harness", "read_flush", "same_address", "no_flush", "cuda_events")
 
 
 def ncu_time(nbytes: int) -> float | str:
@@ -119,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--problem")
     parser.add_argument("--solution")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--variants", action="store_true",
+                        help="also time each size with one part of the method changed (see solforge_time)")
     args = parser.parse_args(argv)
     if args.kernel:
         _kernel_main(args.kernel, args.calls)
@@ -134,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         row = {"bytes_copied": nbytes, "solforge_ms": ours, "ncu_ms": theirs}
         if isinstance(theirs, float):
             row["ratio"] = ours / theirs
+        if args.variants:
+            row["variants_ms"] = {v: solforge_time(nbytes, v) for v in VARIANTS}
+            print(f"{label:6s} " + "  ".join(f"{v} {t * 1e3:.2f} us" for v, t in row["variants_ms"].items()),
+                  file=sys.stderr)
         result["copies"][label] = row
         print(f"{label:6s} solforge {ours * 1e3:9.2f} us   ncu {theirs if isinstance(theirs, str) else f'{theirs * 1e3:9.2f} us'}",
               file=sys.stderr)

@@ -688,8 +688,11 @@ def _meta_cache_key(definition: Definition, sizes: Mapping[str, int], inputs: Ma
     for name, value in (inputs or {}).items():
         if _is_tensor(value):
             described[name] = [list(value.shape), list(value.stride()), str(value.dtype)]
+    import torch
+
     payload = {
         "v": COUNTING_VERSION,
+        "torch": torch.__version__.split("+")[0],  # decompositions, hence counts, follow torch
         "ref": definition.reference,
         "inputs": {n: s.model_dump(mode="json") for n, s in definition.inputs.items()},
         "sizes": dict(sorted(sizes.items())),
@@ -703,14 +706,41 @@ _META_CACHE: dict[str, _Tally] = {}
 _META_CACHE_MAX = 4096
 
 
+def _stored_tally(folder: Path | None, key: str) -> _Tally | None:
+    """A meta count kept on disk by an earlier process (see :func:`count_workload`'s ``cache_dir``)."""
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / f"{key}.json").read_text())
+        return _Tally(tensor=defaultdict(float, {str(k): float(v) for k, v in data["tensor"].items()}),
+                      other=float(data["other"]),
+                      by_op=defaultdict(float, {str(k): float(v) for k, v in data["by_op"].items()}),
+                      uncounted={str(u) for u in data["uncounted"]})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _store_tally(folder: Path | None, key: str, tally: _Tally) -> None:
+    if folder is None:
+        return
+    data = {"tensor": dict(tally.tensor), "other": tally.other, "by_op": dict(tally.by_op),
+            "uncounted": sorted(tally.uncounted)}
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{key}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(data, sort_keys=True))
+        tmp.replace(folder / f"{key}.json")  # atomic: a reader sees a whole file or none
+
+
 def _trace(definition: Definition, sizes: dict[str, int], inputs: Mapping[str, Any] | None,
            scalars: dict[str, Any], workload: Workload | None, folder: Path | None,
-           input_bytes: float) -> tuple[_Tally, CountMethod, list[str]]:
-    module = _reference(definition)
+           input_bytes: float, store: Path | None = None) -> tuple[_Tally, CountMethod, list[str]]:
     key = _meta_cache_key(definition, sizes, inputs, scalars)
-    cached = _META_CACHE.get(key)
+    cached = _META_CACHE.get(key) or _stored_tally(store, key)
     if cached is not None:
+        _META_CACHE[key] = cached
         return cached, "meta", []
+    module = _reference(definition)
     try:
         tally = _run_counted(module.run, _meta_args(definition, sizes, inputs, scalars), to_meta=True)
     except Exception as meta_exc:  # any failure on meta tensors sends us to the device path
@@ -720,6 +750,7 @@ def _trace(definition: Definition, sizes: dict[str, int], inputs: Mapping[str, A
         if len(_META_CACHE) >= _META_CACHE_MAX:
             _META_CACHE.clear()
         _META_CACHE[key] = tally
+        _store_tally(store, key, tally)
         return tally, "meta", []
     try:
         args, device = _real_args(definition, sizes, inputs, scalars, workload, folder, input_bytes)
@@ -741,6 +772,7 @@ def count_workload(
     *,
     workload: Workload | None = None,
     folder: Path | None = None,
+    cache_dir: Path | None = None,
 ) -> SolCounts:
     """Count the FLOPs and bytes of one workload.
 
@@ -759,6 +791,11 @@ def count_workload(
         safetensors inputs are loaded if the device path needs real data.
     folder
         The problem folder, for relative safetensors paths.
+    cache_dir
+        Optional folder where counts made on meta tensors are kept, one small file per key (the
+        reference, the sizes, the inputs' layouts, the torch version and :data:`COUNTING_VERSION`):
+        a fresh process then skips the first trace, which costs a second or more (it imports
+        torch._dynamo). Counts made on real inputs are never kept.
 
     Returns
     -------
@@ -789,7 +826,8 @@ def count_workload(
     method: CountMethod = "override"
     notes: list[str] = []
     if tc_override is None or other_override is None:
-        tally, method, notes = _trace(definition, sizes, inputs, scalars, workload, folder, input_bytes)
+        tally, method, notes = _trace(definition, sizes, inputs, scalars, workload, folder, input_bytes,
+                                      Path(cache_dir) if cache_dir is not None else None)
 
     if tc_override is not None:
         key = (dtype_override.value if dtype_override is not None else _widest_float_input(definition))

@@ -70,7 +70,7 @@ def test_a_frozen_spare_can_still_be_killed(tmp_path: Path) -> None:
 
 def test_a_pool_that_knows_the_language_tells_its_processes(tmp_path: Path) -> None:
     """A one-shot judge knows the solution's language before its process starts: the process is told,
-    so that it imports that language's packages only; a warm judge's spares are told nothing."""
+    so that it imports that language's packages only; a pool told nothing starts processes for any."""
     profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
     told, untold = SparePool(tmp_path / "a", depth=1, language="triton"), SparePool(tmp_path / "b", depth=1)
     try:
@@ -87,3 +87,25 @@ def test_a_pool_that_knows_the_language_tells_its_processes(tmp_path: Path) -> N
     finally:
         told.close()
         untold.close()
+
+
+def test_a_warm_pool_follows_the_languages_of_recent_requests(tmp_path: Path) -> None:
+    """A warm judge's later spares skip the CuTe DSL's import while no recent request was CuTe DSL."""
+    profile = ProcessProfile(device="cpu", defences=False, memory_limit_bytes=None)
+    pool = SparePool(tmp_path, depth=1)
+    try:
+        pool.follow([])
+        assert pool.language is None  # nothing seen yet: ready for any language
+        pool.follow(["triton", "pytorch"])
+        assert pool.language == "pytorch"
+        pool.fill(profile)
+        spare = pool.take(profile)
+        try:
+            argv = Path(f"/proc/{spare.proc.pid}/cmdline").read_bytes().split(b"\0")
+            assert argv[argv.index(b"--language") + 1] == b"pytorch"
+        finally:
+            spare.discard()
+        pool.follow(["cute_dsl", "pytorch"])
+        assert pool.language is None
+    finally:
+        pool.close()

@@ -4,6 +4,7 @@ reach the judge."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from solforge.problems import Solution, Status, load_solution
-from solforge.sandbox.api import BaselineRecord, EvalOptions, EvalRequest
+from solforge.sandbox.api import BaselineRecord, EvalEvent, EvalOptions, EvalRequest
 from solforge.sandbox.evaluate import evaluate
 from solforge.sandbox.warm import WarmJudge
 
@@ -58,6 +59,10 @@ def test_a_second_evaluation_is_at_least_three_times_faster_with_the_same_verdic
     assert judge.starts == 1
     assert second_s * 3 <= first_s, f"first {first_s:.2f} s, second {second_s:.2f} s"
     assert second.phases["load"] < first.phases["load"]
+    # The first took a process still importing torch, and its report says how long it waited for it.
+    assert first.phases["spare_wait"] > 0.5 and first.phases["load"] >= first.phases["spare_wait"]
+    assert second.phases.get("spare_wait", 0.0) < first.phases["spare_wait"]
+    assert "import" in first.phases and "import" in second.phases
 
 
 def test_the_warm_judge_survives_a_crash_a_hang_and_a_forged_answer(judge: WarmJudge, tmp_path: Path) -> None:
@@ -82,6 +87,56 @@ def test_the_warm_judge_survives_a_crash_a_hang_and_a_forged_answer(judge: WarmJ
     honest = evaluate(_request(_solution(HONEST), tmp_path / "c"), judge=judge)
     assert _statuses(honest) == [Status.PASSED] * 3
     assert judge.starts == 1, "a bad solution took the warm judge down"
+
+
+def test_a_gated_evaluation_takes_the_gpu_lease_only_after_building_and_loading(judge: WarmJudge, tmp_path: Path) -> None:
+    """A worker's lease covers the GPU work only: the judge builds and loads the solution first, then
+    waits for the lease; a solution that does not load never asks for it."""
+    events: list[tuple[str, float]] = []
+
+    @contextlib.contextmanager
+    def lease() -> Iterator[None]:
+        events.append(("lease", time.monotonic()))
+        time.sleep(0.5)  # another job's GPU work: not this evaluation's time limit, not its load
+        yield
+        events.append(("release", time.monotonic()))
+
+    def seen(event: EvalEvent) -> None:
+        if event.kind != "progress" or (event.message or "").startswith("workload"):
+            events.append((event.kind if event.kind != "progress" else "workload", time.monotonic()))
+
+    report = evaluate(_request(load_solution(DATA / "solution_pytorch.json"), tmp_path / "cache"), judge=judge,
+                      on_event=seen, gpu_lease=lease)
+    assert _statuses(report) == [Status.PASSED] * 3
+    order = [kind for kind, _ in events if kind != "trace"]
+    assert order[:2] == ["build", "lease"] and order[-2:] == ["report", "release"], order
+    assert order[2:-2] == ["workload"] * 3, order  # every workload ran inside the lease
+    assert report.phases["load"] > 0 and report.phases["gpu_wait"] >= 0.5
+    held = events[-1][1] - dict(events)["lease"]
+    assert held < report.seconds - report.phases["load"], (held, report.phases)
+
+    events.clear()
+    broken = _solution("raise ImportError('this solution does not load')\n")
+    report = evaluate(_request(broken, tmp_path / "cache"), judge=judge, gpu_lease=lease)
+    assert _statuses(report) == [Status.COMPILE_ERROR] * 3
+    assert not events, "a solution that does not load took the lease"
+    assert judge.starts == 1
+
+
+def test_a_job_cancelled_while_waiting_for_the_gpu_stops_the_judge_and_the_next_one_is_correct(
+        judge: WarmJudge, tmp_path: Path) -> None:
+    class Cancelled(Exception):
+        pass
+
+    @contextlib.contextmanager
+    def refused() -> Iterator[None]:
+        raise Cancelled("stopped while it waited for the GPU")
+        yield  # pragma: no cover
+
+    with pytest.raises(Cancelled):
+        evaluate(_request(_solution(HONEST), tmp_path / "c"), judge=judge, gpu_lease=refused)
+    assert _statuses(evaluate(_request(_solution(HONEST), tmp_path / "c"), judge=judge)) == [Status.PASSED] * 3
+    assert judge.starts == 2  # the judge left waiting for its go was replaced
 
 
 def test_a_cancelled_evaluation_replaces_the_judge_and_the_next_one_is_correct(judge: WarmJudge, tmp_path: Path) -> None:

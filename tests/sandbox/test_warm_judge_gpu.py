@@ -112,3 +112,23 @@ def test_the_warm_judge_survives_bad_solutions_on_the_gpu(tmp_path: Path) -> Non
             device="cuda", workloads=uuids, cache_dir=tmp_path / "cache")), judge=judge)
         assert good.traces[0].evaluation.status is Status.PASSED
         assert judge.starts == 1
+
+
+def test_a_cute_dsl_solution_after_pytorch_ones_loads_in_a_spare_started_for_pytorch(tmp_path: Path) -> None:
+    """A warm judge's spares follow the recent languages, so after PyTorch requests they skip the CuTe
+    DSL's import; a CuTe DSL solution then gets the package imported before the harness arms its audit
+    hook, and passes as it does in a spare started for any language."""
+    uuids = [w.uuid for w in load_problem(PROBLEM).workloads[:2]]
+
+    def request(language: str) -> EvalRequest:
+        return EvalRequest(problem=PROBLEM, solution=_solution(language), options=EvalOptions(
+            device="cuda", workloads=uuids, cache_dir=tmp_path / "cache"))
+
+    with WarmJudge(device="cuda", gpu_index=0) as judge:
+        for _ in range(2):
+            assert all(t.evaluation.status is Status.PASSED for t in evaluate(request("pytorch"), judge=judge).traces)
+        time.sleep(8)  # the spares started after the second request are warm, started for pytorch alone
+        report = evaluate(request("cute_dsl"), judge=judge)
+        assert judge.starts == 1
+    assert [t.evaluation.status for t in report.traces] == [Status.PASSED] * 2, [t.evaluation.log for t in report.traces]
+    assert "spare_wait" not in report.phases

@@ -40,3 +40,14 @@ async def test_a_second_run_benchmark_is_three_times_faster_with_the_same_status
     assert [r["status"] for r in first["workloads"]] == [r["status"] for r in second["workloads"]]
     assert {r["status"] for r in first["workloads"]} == {"PASSED"}
     assert timings[1] * 3 <= timings[0], f"first {timings[0]:.2f} s, second {timings[1]:.2f} s"
+    # The slot's lease covered the GPU work only: not the build, not loading the solution.
+    from solforge.planner import Ledger
+
+    with Ledger.open(f"sqlite:///{tmp_path / 'ledger.db'}") as ledger:
+        leases = {lease.job_id: lease for lease in ledger.lease_history()}
+        for answer in answers:
+            report = ledger.get_job(answer["job_id"], "stdio-agent").report
+            lease = leases[answer["job_id"]]
+            assert report is not None and lease.released_at is not None
+            held = lease.released_at.timestamp() - lease.acquired_at.timestamp()
+            assert 0 < held < report.seconds - report.phases["load"] + 0.2, (held, report.seconds, report.phases)

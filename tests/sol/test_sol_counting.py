@@ -426,3 +426,39 @@ def test_operators_without_a_cost_rule_are_listed() -> None:
     c = count_workload(d, {"M": 4, "N": 5, "D": 8})
     assert c.uncounted_ops == ["aten._cdist_forward"]
     assert "no cost rule" in c.notes[-1]
+
+
+_FRESH_COUNT = """
+import json, sys
+from pathlib import Path
+from solforge.problems import load_problem
+from solforge.sandbox.sol.counting import count_workload
+problem = load_problem("qwen3_8b_rmsnorm")
+workload = problem.workloads[0]
+counts = count_workload(problem.definition, workload.axes, workload=workload, cache_dir=Path(sys.argv[1]))
+print(json.dumps({"counts": counts.model_dump(mode="json"), "traced": "torch._dynamo" in sys.modules}))
+"""
+
+
+def _count_in_a_fresh_process(store: Path) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FRESH_COUNT, str(store)], capture_output=True, text=True,
+                          timeout=300, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_count_kept_on_disk_spares_a_fresh_process_the_trace(tmp_path: Path) -> None:
+    """A fresh judge's first count traces the reference, which imports torch._dynamo (1.2-1.8 s); kept
+    on disk, the next process reads the same figures instead, and a damaged file is counted again."""
+    store = tmp_path / "counts"
+    first = _count_in_a_fresh_process(store)
+    (kept,) = store.glob("*.json")
+    second = _count_in_a_fresh_process(store)
+    assert first["traced"] and not second["traced"]
+    assert second["counts"] == first["counts"] and first["counts"]["method"] == "meta"
+    kept.write_text("{not json")
+    third = _count_in_a_fresh_process(store)
+    assert third["traced"] and third["counts"] == first["counts"]
+    assert json.loads(kept.read_text())["other"] == first["counts"]["other_flops"]
