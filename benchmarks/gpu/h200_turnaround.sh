@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The warm-evaluation issue on the GPU, one step per call (each fits a 10-minute command):
+# The warm-evaluation issue on the GPU, by steps (each fits a 10-minute command):
 #   tests       the GPU tests of the warm judge and the baselines (a clean cache: compiled and eager
 #               baselines on every workload of a 16-workload problem), then the exploit corpus
 #   turnaround  benchmarks/timing/turnaround.py in all four languages -> $OUT/turnaround.json and .md
@@ -12,12 +12,15 @@
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
 #   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape, cold, from a shared
 #               cache, and with dynamic shapes (how to make a first evaluation cheaper)
-#   cute        why the CuTe DSL rmsnorm hangs in its first call (2026-12-02): the kernel called directly,
-#               with and without the harness's persisting-L2 reset, then through the judge with defences off
+#   cute        where the CuTe DSL rmsnorm's correctness checks spend their time (probe_host_cost.py, then one
+#               workload through the judge with the defences off and on)
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
+# Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-step=${1:?usage: h200_turnaround.sh tests|turnaround|fidelity|drift|pch|corpus|defences|baseline|cute}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline cute)}
 source benchmarks/gpu/setup_device.sh
+for step in ${steps//,/ }; do
+echo "== $step ($(date +%T))"
 case "$step" in
   tests)
     timeout 560 python3 -m pytest -q -m gpu tests/sandbox/test_warm_judge_gpu.py tests/exploits/test_bad_input.py \
@@ -52,11 +55,17 @@ case "$step" in
       > "$OUT/baseline_compile.log" 2>&1
     tail -n 4 "$OUT/baseline_compile.log" ;;
   cute)
-    sol=benchmarks/solutions/qwen3_8b_rmsnorm/cute_dsl.json
-    timeout 150 python3 benchmarks/gpu/probe_standalone.py $sol --tokens 8 4096 --timeout-s 60 > "$OUT/cute_standalone.log" 2>&1
-    timeout 150 python3 benchmarks/gpu/probe_standalone.py $sol --tokens 8 --clear-l2 --timeout-s 60 >> "$OUT/cute_standalone.log" 2>&1
-    cat "$OUT/cute_standalone.log"
-    timeout 120 python3 benchmarks/gpu/probe_one.py $sol --modes off --timeout-s 25 > "$OUT/cute_judge.log" 2>&1
-    tail -c 3000 "$OUT/cute_judge.log" ;;
+    # Why the CuTe DSL rmsnorm's correctness checks take 2-3.4 s of a 5 s warm call (2026-12-03): its host
+    # time per call in-process (fresh tensors, the same tensors, with the audit hook), against PyTorch's,
+    # then one workload through the judge with the defences off and on (the phases say where it went).
+    for language in cute_dsl pytorch; do
+      timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/$language.json \
+        --out "$OUT/host_cost_$language.json" > "$OUT/host_cost_$language.log" 2>&1
+      tail -n 1 "$OUT/host_cost_$language.log"
+    done
+    timeout 200 python3 benchmarks/gpu/probe_one.py benchmarks/solutions/qwen3_8b_rmsnorm/cute_dsl.json --modes off on \
+      --timeout-s 60 > "$OUT/cute_judge.log" 2>&1
+    grep "^== defences" "$OUT/cute_judge.log" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
 esac
+done

@@ -1,0 +1,93 @@
+"""Where a solution's host time per call goes, called in-process (no judge, no candidate process).
+
+    python benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/cute_dsl.json
+
+The H200 turnaround of 2026-12-03 saw the CuTe DSL rmsnorm spend 2-3.4 s in the judge's correctness
+checks (80 calls: 16 workloads x 5 rounds), against 0.15 s for PyTorch. A check calls the solution on
+tensors it has never seen (fresh inputs, through CUDA IPC), then the harness checks itself for
+tampering. This times, per call: fresh tensors each call; the same tensors every call; and the same
+two with the candidate's audit hook installed (it runs on every audit event the call raises). Then it
+prints cProfile's heaviest functions for fresh tensors. Only for the Python-source rmsnorm solutions
+(hidden 4096, bf16: pytorch, triton, cute_dsl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _per_call_ms(run: Any, tensors: Any, calls: int) -> float:
+    import torch
+
+    started = time.perf_counter()
+    for i in range(calls):
+        run(*tensors(i))
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    return round((time.perf_counter() - started) / calls * 1e3, 3)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("solution", type=Path)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--calls", type=int, default=80)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    import torch
+
+    from solforge.sandbox import defences
+
+    solution = json.loads(args.solution.read_text())
+    folder = Path(tempfile.mkdtemp(prefix="solforge-probe-"))
+    for source in solution["sources"]:
+        (folder / source["path"]).write_text(source["content"])
+    sys.path.insert(0, str(folder))
+    started = time.perf_counter()
+    import main as module  # the solution's main.py
+
+    result: dict[str, Any] = {"solution": str(args.solution), "tokens": args.tokens,
+                              "import_s": round(time.perf_counter() - started, 3)}
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # the CPU only to try the script
+
+    def fresh(_i: int) -> tuple[Any, ...]:
+        x = torch.randn(args.tokens, 4096, device=device, dtype=torch.bfloat16)
+        return x, torch.randn(4096, device=device, dtype=torch.bfloat16), torch.empty_like(x)
+
+    kept = fresh(0)
+    started = time.perf_counter()
+    module.run(*kept)
+    result["first_call_s"] = round(time.perf_counter() - started, 3)
+    result["fresh_ms"] = _per_call_ms(module.run, fresh, args.calls)
+    result["same_ms"] = _per_call_ms(module.run, lambda _i: kept, args.calls)
+    profile = cProfile.Profile()
+    profile.enable()
+    _per_call_ms(module.run, fresh, args.calls)
+    profile.disable()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(18)
+    result["profile_fresh"] = text.getvalue()[-6000:]
+    guard = defences.AuditGuard()
+    guard.install([str(folder)], folder, defences.invoker_codes([module.run]))
+    result["fresh_audited_ms"] = _per_call_ms(module.run, fresh, args.calls)
+    result["same_audited_ms"] = _per_call_ms(module.run, lambda _i: kept, args.calls)
+    result["audit_violations"] = guard.violations[:5]
+    print(result["profile_fresh"], file=sys.stderr)
+    print(json.dumps({k: v for k, v in result.items() if k != "profile_fresh"}), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
