@@ -156,7 +156,7 @@ class Harness:
         if self.device.startswith("cuda"):
             torch.cuda.init()
             torch.empty(1, device=self.device)  # create the context before the solution runs
-        _import_language_packages(self.device, str(cmd["solution"].get("spec", {}).get("language", "")) or None)
+        _import_language_packages(self.device, languages_of(cmd["solution"]))
         _block_runtime_compilation()
         self.guarded = _guarded()
         self.threads_at_load = threading.active_count()
@@ -375,20 +375,28 @@ def _warm_up(device: str, language: str | None = None) -> None:
     if device.startswith("cuda"):
         timing.cuda_runtime()  # the L2 flusher's persisting-line reset (90 ms to import)
         timing.clear_persisting_l2()  # before any solution: a carve-out found later is the solution's
-    _import_language_packages(device, language)
+    _import_language_packages(device, [language] if language else None)
 
 
-def _import_language_packages(device: str, language: str | None) -> None:
+def languages_of(solution: dict[str, Any]) -> list[str]:
+    """The languages a solution as the judge sends it (``Solution.model_dump``) names."""
+    spec = solution.get("spec")
+    languages = spec.get("languages") if isinstance(spec, dict) else None
+    return [str(x) for x in languages] if isinstance(languages, list) else []
+
+
+def _import_language_packages(device: str, languages: list[str] | None) -> None:
     """The kernel languages' own packages (library code): triton always (torch.compile uses it too),
-    the CuTe DSL for ``cute_dsl`` solutions or when the language is not known yet (None). Importing
-    an already imported package costs nothing, so :meth:`Harness._load` calls this again with the
-    solution's language: a process started for another language gets them before arming, not from
-    inside the solution's import, where the audit hook would see the DSL's own exec and inspect."""
+    the CuTe DSL for a solution that names ``cute_dsl`` or when the languages are not known yet
+    (None). Importing an already imported package costs nothing, so :meth:`Harness._load` calls this
+    again with the solution's languages: a process started for another language gets them before
+    arming, not from inside the solution's import, where the audit hook would see the DSL's own exec
+    and inspect."""
     import contextlib
 
     with contextlib.suppress(Exception):
         import triton  # noqa: F401
-    if device.startswith("cuda") and language in (None, "cute_dsl"):
+    if device.startswith("cuda") and (languages is None or "cute_dsl" in languages):
         with contextlib.suppress(Exception):
             import cutlass.cute  # noqa: F401
 

@@ -94,10 +94,12 @@ class JudgeProcess:
             self.proc.stdin.close()
 
     def go(self) -> None:
-        """Answer a ``gpu`` event: the judge may start its GPU work."""
+        """Answer a ``gpu`` event: the judge may start its GPU work (a judge that died meanwhile ends
+        its event stream, which the caller reads as such)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"go\n")
-        self.proc.stdin.flush()
+        with contextlib.suppress(OSError):
+            self.proc.stdin.write(b"go\n")
+            self.proc.stdin.flush()
 
     def wait(self, timeout_s: float) -> None:
         """Let the judge finish (it stops its candidates and keeps their JIT caches after its report)."""

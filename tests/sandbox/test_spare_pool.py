@@ -109,3 +109,24 @@ def test_a_warm_pool_follows_the_languages_of_recent_requests(tmp_path: Path) ->
         assert pool.language is None
     finally:
         pool.close()
+
+
+def test_only_a_cute_dsl_solution_brings_the_dsl_into_a_process_started_for_another_language() -> None:
+    """What the judge sends names the languages, and loading imports the CuTe DSL for those that use it."""
+    import json
+    import subprocess
+    import sys
+
+    from solforge.problems import Solution
+    from solforge.sandbox.candidate import languages_of
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "solutions" / "qwen3_8b_rmsnorm"
+    sent = {lang: Solution.model_validate(json.loads((root / f"{lang}.json").read_text())).model_dump(mode="json")
+            for lang in ("pytorch", "cute_dsl")}
+    assert languages_of(sent["pytorch"]) == ["pytorch"] and languages_of(sent["cute_dsl"]) == ["cute_dsl"]
+    probe = ("import sys\n"
+             "from solforge.sandbox.candidate import _import_language_packages as bring\n"
+             "bring('cuda:0', ['pytorch']); print('cutlass' in sys.modules)\n"
+             "bring('cuda:0', ['cute_dsl']); print('cutlass' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr[-2000:]
