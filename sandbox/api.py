@@ -143,8 +143,9 @@ class EvalReport(SandboxModel):
     """Seconds spent in each phase, for turnaround figures: ``startup`` (a one-shot judge's own torch and
     CUDA), ``build``, ``load`` (taking a candidate process and loading the solution into it; it
     includes ``spare_wait``, the wait for a process still starting up, and ``import``, the solution's
-    import as the candidate reports it), ``inputs``, ``buffers``, ``check``, ``compare``, ``timed``,
-    ``count``, ``score``, ``baseline``, and ``workloads`` (the workload loop, less load and baseline)."""
+    import as the candidate reports it), ``gpu_wait`` (a gated request's wait for the caller's go),
+    ``inputs``, ``buffers``, ``check``, ``compare``, ``timed``, ``count``, ``score``, ``baseline``, and
+    ``workloads`` (the workload loop, less load and baseline)."""
 
     @property
     def all_passed(self) -> bool:

@@ -83,6 +83,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import sys
 import threading
 from collections import defaultdict
@@ -727,7 +728,7 @@ def _store_tally(folder: Path | None, key: str, tally: _Tally) -> None:
             "uncounted": sorted(tally.uncounted)}
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{threading.get_ident()}.tmp"
+        tmp = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"  # judges on one host share the folder
         tmp.write_text(json.dumps(data, sort_keys=True))
         tmp.replace(folder / f"{key}.json")  # atomic: a reader sees a whole file or none
 
