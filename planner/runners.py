@@ -204,6 +204,7 @@ class SandboxRunner:
                         target_arch=opts.target_arch,
                         cache_dir=opts.cache_dir or cache_dir(),
                         timeout_s=opts.compile_timeout_s,
+                        keep_spare=True,  # an agent's next changed source skips the worker's torch import
                     )
                 )
             except BaseException as exc:  # handed to the worker thread below

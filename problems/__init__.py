@@ -15,6 +15,7 @@ from .load import (
     load_problem_folder,
     load_solution,
     parse_solution,
+    tables_dir,
     write_problem_folder,
 )
 from .solution import BuildSpec, CompileOptions, Language, Solution, SourceFile, reference_solution
@@ -62,5 +63,6 @@ __all__ = [
     "load_solution",
     "parse_solution",
     "reference_solution",
+    "tables_dir",
     "write_problem_folder",
 ]

@@ -20,10 +20,20 @@ from .workload import Workload
 
 CATALOGUE_DIR = Path(__file__).parent / "catalogue"
 """The bundled problems, one folder each."""
+TABLES_DIR = Path(__file__).parent / "baselines"
+"""Tables shipped with the catalogue: baselines per GPU model (``<gpu>.jsonl``) and speed-of-light counts
+(``sol_counts.jsonl``)."""
+TABLES_DIR_ENV = "SOLFORGE_BASELINE_TABLES"
+"""Another folder of such tables, used instead of the shipped one."""
 PROBLEM_DIRS_ENV = "SOLFORGE_PROBLEM_DIRS"
 """Folders of problem folders (os.pathsep-separated), searched before the bundled catalogue."""
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def tables_dir() -> Path:
+    """The folder of the catalogue's shipped tables (:data:`TABLES_DIR`, or the one ``SOLFORGE_BASELINE_TABLES`` names)."""
+    return Path(os.environ.get(TABLES_DIR_ENV) or TABLES_DIR)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import functools
 import hashlib
 import json
 import os
-import statistics
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,6 +29,7 @@ import solforge.problems as problems_package
 from solforge.problems import Definition, Performance, Solution, SourceFile, Workload, reference_solution
 
 from .api import BaselineRecord
+from .timing import resolved_median
 
 if TYPE_CHECKING:
     from .processes import CandidateProcess
@@ -183,7 +183,7 @@ class BaselineTimer:
         )
         if not answer.get("ok"):
             return f"{answer.get('status')}: {tail(answer.get('error', ''))}"
-        return statistics.median(float(t) for t in answer["measurement"]["times_ms"])
+        return resolved_median([float(t) for t in answer["measurement"]["times_ms"]])
 
     def measure(self, key: str, problem: str, workload: Workload, hardware: str, inputs: list[Any],
                 buffers: list[Any], specs: list[list[Any]], timer: str) -> BaselineRecord:
@@ -201,10 +201,6 @@ class BaselineTimer:
         for proc in self.procs.values():
             proc.discard()
         self.procs.clear()
-
-
-TABLES_DIR = Path(problems_package.__file__).resolve().parent / "baselines"
-"""Baseline tables shipped with the catalogue: one ``<gpu>.jsonl`` of records per GPU model."""
 
 
 def table_name(hardware: str) -> str:
@@ -233,7 +229,7 @@ def shipped_records(problem: str, hardware: str, tables_dir: Path | None = None)
     Records are used only when their key matches the judge's own, so a table measured with another
     torch version or timer is never applied (the judge measures, and says so, as without a table).
     """
-    folder = tables_dir if tables_dir is not None else Path(os.environ.get("SOLFORGE_BASELINE_TABLES") or TABLES_DIR)
+    folder = tables_dir if tables_dir is not None else problems_package.tables_dir()
     return list(_table(folder / table_name(hardware)).get(problem, []))
 
 

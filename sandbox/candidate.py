@@ -13,6 +13,7 @@ and the count of Python threads is checked. A change is reported as tampering (R
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import io
 import os
@@ -392,13 +393,27 @@ def _import_language_packages(device: str, languages: list[str] | None) -> None:
     again with the solution's languages: a process started for another language gets them before
     arming, not from inside the solution's import, where the audit hook would see the DSL's own exec
     and inspect."""
-    import contextlib
-
     with contextlib.suppress(Exception):
         import triton  # noqa: F401
     if device.startswith("cuda") and (languages is None or "cute_dsl" in languages):
         with contextlib.suppress(Exception):
             import cutlass.cute  # noqa: F401
+
+
+def _run_near_the_gpu() -> None:
+    """Keep this process on the CPUs of the GPU's own NUMA node. A host-bound solution's launches (eager
+    PyTorch: kernels with host work between them) take longer from a far node, and the scheduler may
+    place each process on either, which moves its medians from one evaluation to the next. One node: no
+    change. Before torch, so that every thread it starts inherits the set."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    if not visible.isdigit():  # a UUID or MIG name: NVML's index is not known here
+        return
+    from .sol.hardware import gpu_local_cpus
+
+    cpus = gpu_local_cpus(int(visible))
+    if cpus:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, cpus)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="where the solution will run (cuda:N or cpu)")
     parser.add_argument("--language", help="the solution's kernel language, when known before it is sent")
     args = parser.parse_args(argv)
+    if args.device.startswith("cuda"):
+        _run_near_the_gpu()
     notes: list[str] = []
     if args.defences == "on":
         # Before any solution code exists in this process: Landlock (writes only in the scratch folder)

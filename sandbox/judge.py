@@ -25,7 +25,6 @@ import math
 import os
 import secrets
 import shutil
-import statistics
 import sys
 import threading
 import time
@@ -55,7 +54,7 @@ from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport
 from .baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
 from .correctness import Check, compare_outputs
 from .processes import CandidateProcess, ProcessProfile, SparePool
-from .timing import interquartile_range
+from .timing import interquartile_range, resolved_median
 
 CANDIDATE_START_TIMEOUT_S = 120.0
 """Importing torch and a solution (a CuTe DSL compile included) within this, or TIMEOUT."""
@@ -388,7 +387,7 @@ class Judge:
         from .build import build_solution
 
         return build_solution(solution, target_arch=self.target_arch(), cache_dir=self.cache_dir,
-                              timeout_s=self.options.compile_timeout_s)
+                              timeout_s=self.options.compile_timeout_s, keep_spare=self.state.warm)
 
     def do_build(self) -> BuildReport:
         progress(f"building {self.solution.spec.language.value} solution for {self.target_arch()}")
@@ -691,7 +690,7 @@ class Judge:
                 self.problem, self.solution.name, workload, Status.REWARD_HACK,
                 f"timed calls launched different amounts of GPU work ({min(counts)} to {max(counts)} operations): "
                 "every call must do the whole computation (no batching across calls, no skipping)", self.env)
-        perf = Performance(latency_ms=statistics.median(times), timer=measurement["timer"], iterations=iterations,
+        perf = Performance(latency_ms=resolved_median(times), timer=measurement["timer"], iterations=iterations,
                            latency_iqr_ms=interquartile_range(times))
         baseline = self.baseline_for(workload, shared_inputs, buffers, specs)
         with self.phase("count"):

@@ -1,20 +1,51 @@
 #!/usr/bin/env bash
-# A short swarm run on the GPU: four scripted MCP agents (good, improving, cheating, bad) on four
-# catalogue problems, the server and a GPU worker started by `solforge swarm run`, then the status
-# and the HTML report of the run. Results under $OUT.
-#   bash benchmarks/gpu/h200_swarm.sh [MINUTES]
+# A swarm on the GPU: scripted MCP agents (good, improving, cheating, bad) on four catalogue problems,
+# the server and a GPU worker started by `solforge swarm run`; then its status, its HTML report and
+# swarm.json (benchmarks/gpu/swarm_summary.py: lease utilisation, queue waits, evaluations per GPU-hour,
+# cheats ranked). Results under $OUT.
+#   bash benchmarks/gpu/h200_swarm.sh run MINUTES AGENTS      one call (MINUTES up to about 5)
+# A device call lasts 10 minutes at most, so a longer run spans two calls on the warm machine:
+#   bash benchmarks/gpu/h200_swarm.sh start 10 16             starts it in the background, waits 9 minutes
+#   bash benchmarks/gpu/h200_swarm.sh finish                  waits for the end, writes the results
 set -uo pipefail
 source benchmarks/gpu/setup_device.sh
-minutes=${1:-4}
-home=/tmp/solforge-swarm && rm -rf "$home" && mkdir -p "$home"
+mode=${1:-run}
+minutes=${2:-4}
+agents=${3:-4}
+behaviours=good,improving,cheating,bad
+home=/tmp/solforge-swarm
 db="sqlite:///$home/ledger.db"
-timeout $(( minutes * 60 + 240 )) solforge swarm run -q --db "$db" --dir "$home/agents" \
-  --problem qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,llama3_1_8b_rope,deepseek_v3_fp8_act_quant \
-  --agents 4 --launcher command --time-limit-minutes "$minutes" --solved-score 0.5 \
-  --command '{python} -m solforge.planner.swarm.scripted --behaviour good,improving,cheating,bad --rounds 2' \
-  > "$OUT/swarm_run.log" 2>&1
-echo "swarm run exit $?"; tail -n 15 "$OUT/swarm_run.log"
-solforge swarm status --db "$db" --json > "$OUT/swarm_status.json"
-solforge report --db "$db" --out "$OUT/swarm_report.html" --title "solforge swarm on one H200" \
-  $(python3 -c "import json,sys; print('--run', json.load(open(sys.argv[1]))['run']['id'])" "$OUT/swarm_status.json")
-ls -la "$OUT"
+
+start() {
+  rm -rf "$home" && mkdir -p "$home"
+  setsid nohup timeout $(( minutes * 60 + 300 )) solforge swarm run -q --db "$db" --dir "$home/agents" \
+    --problem qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,llama3_1_8b_rope,deepseek_v3_fp8_act_quant \
+    --agents "$agents" --launcher command --time-limit-minutes "$minutes" --solved-score 0.5 \
+    --command "{python} -m solforge.planner.swarm.scripted --behaviour $behaviours --rounds 2" \
+    > "$home/swarm_run.log" 2>&1 &
+  echo $! > "$home/pid"
+  echo "swarm started: $agents agents, $minutes minutes, pid $(cat "$home/pid")"
+}
+
+wait_for_end() {  # up to $1 seconds
+  local pid; pid=$(cat "$home/pid")
+  for _ in $(seq "$1"); do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
+  return 1
+}
+
+finish() {
+  wait_for_end 540 || { echo "the swarm is still running"; tail -n 5 "$home/swarm_run.log"; return 1; }
+  cp "$home/swarm_run.log" "$OUT/"; tail -n 15 "$OUT/swarm_run.log"
+  solforge swarm status --db "$db" --json > "$OUT/swarm_status.json"
+  run=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run']['id'])" "$OUT/swarm_status.json")
+  solforge report --db "$db" --out "$OUT/report.html" --title "solforge swarm on one H200" --run "$run"
+  python3 benchmarks/gpu/swarm_summary.py --db "$db" --run "$run" --behaviour "$behaviours" --out "$OUT/swarm.json"
+  ls -la "$OUT"
+}
+
+case "$mode" in
+  run) start && finish ;;
+  start) start; wait_for_end 530; tail -n 3 "$home/swarm_run.log" ;;
+  finish) finish ;;
+  *) echo "usage: h200_swarm.sh run|start|finish [MINUTES] [AGENTS]" >&2; exit 2 ;;
+esac

@@ -12,12 +12,15 @@
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
 #   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape, cold, from a shared
 #               cache, and with dynamic shapes (how to make a first evaluation cheaper)
+#   counts      the catalogue's speed-of-light counts for this machine's torch, into problems/baselines/ (a
+#               later turnaround step in the same call reads them: first_eval_s without the reference's trace)
+#               and $OUT/sol_counts.jsonl, to commit
 #   cute        where the CuTe DSL rmsnorm's correctness checks spend their time (probe_host_cost.py, then one
 #               workload through the judge with the defences off and on)
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline cute)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts cute)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -54,15 +57,23 @@ case "$step" in
     timeout 500 python3 benchmarks/gpu/probe_baseline_compile.py --out "$OUT/baseline_compile.json" \
       > "$OUT/baseline_compile.log" 2>&1
     tail -n 4 "$OUT/baseline_compile.log" ;;
+  counts)
+    timeout 500 python3 benchmarks/catalogue/count_tables.py --jobs 15 > "$OUT/count_tables.log" 2>&1
+    cp problems/baselines/sol_counts.jsonl "$OUT/sol_counts.jsonl"
+    head -n 3 "$OUT/count_tables.log" ;;
   cute)
     # Why the CuTe DSL rmsnorm's correctness checks take 2-3.4 s of a 5 s warm call (2026-12-03): its host
     # time per call in-process (fresh tensors, the same tensors, with the audit hook), against PyTorch's,
     # then one workload through the judge with the defences off and on (the phases say where it went).
-    for language in cute_dsl pytorch; do
-      timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/$language.json \
-        --out "$OUT/host_cost_$language.json" > "$OUT/host_cost_$language.log" 2>&1
-      tail -n 1 "$OUT/host_cost_$language.log"
+    # The CuTe DSL twice with the same caches: does a second process keep its 3 s first call?
+    export CUDA_CACHE_PATH=/tmp/solforge-probe-cache/cuda CUTE_DSL_CACHE_DIR=/tmp/solforge-probe-cache/cute_dsl
+    rm -rf /tmp/solforge-probe-cache
+    for run in cute_dsl cute_dsl_again pytorch; do
+      timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/${run%_again}.json \
+        --out "$OUT/host_cost_$run.json" > "$OUT/host_cost_$run.log" 2>&1
+      tail -n 1 "$OUT/host_cost_$run.log"
     done
+    unset CUDA_CACHE_PATH CUTE_DSL_CACHE_DIR
     timeout 200 python3 benchmarks/gpu/probe_one.py benchmarks/solutions/qwen3_8b_rmsnorm/cute_dsl.json --modes off on \
       --timeout-s 60 > "$OUT/cute_judge.log" 2>&1
     grep "^== defences" "$OUT/cute_judge.log" ;;

@@ -7,6 +7,11 @@ elif [ -d .whl ]; then
   source .whl/install.sh >/dev/null
 fi
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 || echo "project install failed" >&2
+# The staged wheels go in with --no-compile, and candidate processes never write bytecode
+# (PYTHONDONTWRITEBYTECODE): without this, every candidate compiled what only candidates import (the
+# CuTe DSL, 3.5 s per process on 2026-12-03) from source. A pip install compiles it, so measure that.
+# Already compiled files are skipped, so a warm machine pays a second or two.
+[ -d /tmp/site ] && python3 -m compileall -q -j 0 /tmp/site >/dev/null 2>&1
 export PATH="$HOME/.local/bin:$PATH"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-/tmp/solforge-cache}
 export PYTHONUNBUFFERED=1

@@ -12,7 +12,8 @@ L2 flushed, a shifting pool) and no judge in between:
 - **process**: state fixed for a process's life (its CUDA context, where its threads run). Compared:
   the median of each process's loops against the other processes'.
 - **host CPU**: for launch-bound calls, how fast the timing thread's CPU is. Compared: processes left
-  to the scheduler against processes pinned to one CPU (``--pin``).
+  to the scheduler against processes pinned to one CPU (``--pin``), and against processes on the CPUs
+  of the GPU's NUMA node (``gpu_local``, where candidate processes run since 2026-12-03), when it has one.
 
     python benchmarks/timing/drift_probe.py --out drift_probe.json [--processes 4] [--pin 3]
 
@@ -22,6 +23,7 @@ Each figure is a spread, (max - min) / median, in percent, over the medians it c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -115,13 +117,13 @@ def _overhead(device: Any, iterations: int) -> dict[str, float]:
     return out
 
 
-def _run_children(count: int, pin: int | None, args: argparse.Namespace) -> list[dict[str, Any]]:
+def _run_children(count: int, pin: str | None, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for _ in range(count):
         cmd = [sys.executable, __file__, "--child", "--placements", str(args.placements), "--repeats",
                str(args.repeats), "--iterations", str(args.iterations), "--tokens", *map(str, args.tokens)]
         if pin is not None:
-            cmd = ["taskset", "-c", str(pin), *cmd]
+            cmd = ["taskset", "-c", pin, *cmd]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return rows
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--tokens", type=int, nargs="+", default=list(TOKENS))
-    parser.add_argument("--pin", type=int, help="also run the processes pinned to this CPU")
+    parser.add_argument("--pin", help="also run the processes pinned to these CPUs (taskset's list: 3 or 0-7)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.child:
@@ -160,9 +162,19 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
                               "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__,
                               "host_cpus": os.cpu_count(), "runs": {}}
-    modes: dict[str, int | None] = {"scheduler": None}
+    modes: dict[str, str | None] = {"scheduler": None}
     if args.pin is not None:
         modes[f"pinned_cpu{args.pin}"] = args.pin
+    # Where candidate processes now run: the CPUs of GPU 0's NUMA node (sandbox/candidate.py).
+    from solforge.sandbox.sol.hardware import gpu_local_cpus
+
+    local = gpu_local_cpus(0) if torch.cuda.is_available() else None
+    result["gpu_local_cpus"] = sorted(local) if local else None
+    if local:
+        modes["gpu_local"] = ",".join(map(str, sorted(local)))
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        result["topology"] = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True,
+                                            timeout=30).stdout
     for label, pin in modes.items():
         rows = _run_children(args.processes, pin, args)
         result["runs"][label] = {"processes": rows, "summary": _summary(rows)}

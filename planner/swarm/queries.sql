@@ -126,3 +126,17 @@ SELECT request_json FROM job_payload WHERE job_id = :job_id
 -- An agent's submissions of one problem.
 SELECT id, solution_hash, score, speedup, passed, total, job_id, created_at FROM submission
 WHERE agent = :agent AND problem = :problem
+
+-- run_slot_jobs --
+-- A run's slot jobs (benchmarks and submissions) with their times, for the run's summary.
+SELECT j.id, j.agent, j.kind, j.status, j.problem, j.created_at, j.started_at, j.finished_at
+FROM job AS j JOIN swarm_agent AS a ON a.name = j.agent
+WHERE a.run_id = :run_id AND j.needs_gpu
+ORDER BY j.created_at, j.id
+
+-- run_leases --
+-- Every lease a run's jobs held, with its slot, for the run's summary.
+SELECT l.gpu_id, l.job_id, l.acquired_at, COALESCE(l.released_at, $NOW) AS released_at
+FROM lease AS l JOIN job AS j ON j.id = l.job_id JOIN swarm_agent AS a ON a.name = j.agent
+WHERE a.run_id = :run_id
+ORDER BY l.acquired_at, l.id

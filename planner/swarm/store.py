@@ -399,6 +399,14 @@ class SwarmStore:
         assert row is not None
         return float(row["slot_seconds"] or 0.0), int(row["slot_jobs"] or 0)
 
+    def run_slot_jobs(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's slot jobs (id, agent, kind, status, problem and UNIX times), oldest first."""
+        return [dict(r) for r in self._run(lambda tx: tx.all("run_slot_jobs", run_id=run_id), write=False)]
+
+    def run_leases(self, run_id: str) -> list[dict[str, Any]]:
+        """Every lease a run's jobs held (gpu_id, job_id, acquired_at, released_at: now while held)."""
+        return [dict(r) for r in self._run(lambda tx: tx.all("run_leases", run_id=run_id), write=False)]
+
     def slot_queue(self, *, live_s: float = 120.0) -> tuple[int, int]:
         """(slot jobs queued, slots in service under a live worker), ledger-wide."""
         row = self._run(lambda tx: tx.one("slot_queue", live_s=live_s), write=False)

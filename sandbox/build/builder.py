@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -132,6 +131,7 @@ def build_solution(
     timeout_s: float,
     memory_limit_bytes: int | None = DEFAULT_BUILD_MEMORY_BYTES,
     import_check: bool = True,
+    keep_spare: bool = False,
 ) -> BuildReport:
     """Build ``solution`` for ``target_arch`` in an isolated child, or return the cached build.
 
@@ -153,6 +153,10 @@ def build_solution(
         Address-space limit of the build child and every compiler under it.
     import_check
         cute_dsl only: import the entry module in the child (the real compile check).
+    keep_spare
+        cuda_cpp only: after compiling, start the worker for the next build in this process, so that it
+        has imported torch when the next changed source arrives (:mod:`solforge.sandbox.build.spare`).
+        For long-lived callers: a warm judge, a worker's compile jobs.
 
     Returns
     -------
@@ -239,7 +243,7 @@ def build_solution(
                 import_check=import_check,
                 pch_dir=pch_dir,
             )
-            result = _run_worker(request, deadline, memory_limit_bytes)
+            result = _run_worker(request, deadline, memory_limit_bytes, keep_spare=keep_spare)
             report, cacheable = _interpret(result, request, stage, timeout_s, memory_limit_bytes)
             report = report.model_copy(update={"seconds": time.monotonic() - started})
             if report.ok and solution.spec.language is Language.cute_dsl:
@@ -261,22 +265,33 @@ def build_solution(
                 remove_tree(stage)
 
 
-def _run_worker(request: BuildRequest, deadline: float, memory_limit_bytes: int | None) -> IsolatedResult:
+def _run_worker(request: BuildRequest, deadline: float, memory_limit_bytes: int | None, *,
+                keep_spare: bool = False) -> IsolatedResult:
+    from . import spare
+
     extra: dict[str, str] = {"CUTE_DSL_ARCH": request.target_arch}
     if os.environ.get("PYTHONPATH"):
         # Only so the child can import solforge the way this process did (a source checkout).
         extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    with scratch_dir() as scratch:
-        env = scrubbed_env(extra, None, scratch_dir=scratch)
-        return run_isolated(
-            [sys.executable, "-m", "solforge.sandbox.build.worker"],
-            cwd=scratch,
-            env=env,
-            timeout_s=max(1.0, deadline - time.monotonic()),
-            memory_limit_bytes=memory_limit_bytes,
-            stdin_bytes=request.model_dump_json().encode(),
-            output_limit_bytes=_REPORT_OUTPUT_BYTES,
-        )
+    payload = request.model_dump_json().encode()
+    cuda_cpp = request.solution.spec.language is Language.cuda_cpp
+    waiting = spare.take_spare(extra, memory_limit_bytes) if cuda_cpp else None
+    try:
+        if waiting is not None:
+            return waiting.run(payload, max(1.0, deadline - time.monotonic()), _REPORT_OUTPUT_BYTES)
+        with scratch_dir() as scratch:
+            return run_isolated(
+                spare.worker_argv(preload=False),
+                cwd=scratch,
+                env=scrubbed_env(extra, None, scratch_dir=scratch),
+                timeout_s=max(1.0, deadline - time.monotonic()),
+                memory_limit_bytes=memory_limit_bytes,
+                stdin_bytes=payload,
+                output_limit_bytes=_REPORT_OUTPUT_BYTES,
+            )
+    finally:
+        if cuda_cpp and keep_spare:
+            spare.start_spare(extra, memory_limit_bytes)
 
 
 def _interpret(

@@ -13,6 +13,7 @@ report.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -290,8 +291,13 @@ def build_in_worker(request: BuildRequest) -> BuildReport:
     return _report(request, ok=False, log=f"solforge cannot build language {language!r}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry of the child process; returns the exit status."""
+    if "--preload" in (sys.argv[1:] if argv is None else argv):
+        # A spare worker (build/spare.py): torch's extension builder is ready before any request exists.
+        # A failure here shows again, with its message, where the build imports it.
+        with contextlib.suppress(Exception):
+            import torch.utils.cpp_extension  # noqa: F401
     request = BuildRequest.model_validate_json(sys.stdin.buffer.read())
     stage = Path(request.stage_dir)
     report_fd = os.dup(1)

@@ -80,6 +80,7 @@ torch is imported lazily, inside functions: ``solforge.problems`` must import wi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -707,16 +708,24 @@ _META_CACHE: dict[str, _Tally] = {}
 _META_CACHE_MAX = 4096
 
 
+def _tally_from_json(data: Mapping[str, Any]) -> _Tally:
+    return _Tally(tensor=defaultdict(float, {str(k): float(v) for k, v in data["tensor"].items()}),
+                  other=float(data["other"]),
+                  by_op=defaultdict(float, {str(k): float(v) for k, v in data["by_op"].items()}),
+                  uncounted={str(u) for u in data["uncounted"]})
+
+
+def _tally_to_json(tally: _Tally) -> dict[str, Any]:
+    return {"tensor": dict(tally.tensor), "other": tally.other, "by_op": dict(tally.by_op),
+            "uncounted": sorted(tally.uncounted)}
+
+
 def _stored_tally(folder: Path | None, key: str) -> _Tally | None:
     """A meta count kept on disk by an earlier process (see :func:`count_workload`'s ``cache_dir``)."""
     if folder is None:
         return None
     try:
-        data = json.loads((folder / f"{key}.json").read_text())
-        return _Tally(tensor=defaultdict(float, {str(k): float(v) for k, v in data["tensor"].items()}),
-                      other=float(data["other"]),
-                      by_op=defaultdict(float, {str(k): float(v) for k, v in data["by_op"].items()}),
-                      uncounted={str(u) for u in data["uncounted"]})
+        return _tally_from_json(json.loads((folder / f"{key}.json").read_text()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -724,20 +733,66 @@ def _stored_tally(folder: Path | None, key: str) -> _Tally | None:
 def _store_tally(folder: Path | None, key: str, tally: _Tally) -> None:
     if folder is None:
         return
-    data = {"tensor": dict(tally.tensor), "other": tally.other, "by_op": dict(tally.by_op),
-            "uncounted": sorted(tally.uncounted)}
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"  # judges on one host share the folder
-        tmp.write_text(json.dumps(data, sort_keys=True))
+        tmp.write_text(json.dumps(_tally_to_json(tally), sort_keys=True))
         tmp.replace(folder / f"{key}.json")  # atomic: a reader sees a whole file or none
+
+
+SHIPPED_COUNTS = "sol_counts.jsonl"
+"""The catalogue's meta counts, in the shipped tables' folder (:func:`solforge.problems.tables_dir`): one
+:func:`shipped_count_record` per line. A first evaluation of a catalogue problem reads its counts there
+instead of tracing the reference (5.5-6.6 s on an H200 host, most of it importing torch._dynamo)."""
+
+
+@functools.cache
+def _shipped_tallies(path: Path) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    with contextlib.suppress(OSError):
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                record = json.loads(line)
+                found[str(record["key"])] = record["tally"]
+    return found
+
+
+def _shipped_tally(key: str) -> _Tally | None:
+    """The shipped count with exactly this key (the same reference, sizes, layouts, torch and counting
+    version), or None."""
+    from solforge.problems.load import tables_dir
+
+    data = _shipped_tallies(tables_dir() / SHIPPED_COUNTS).get(key)
+    try:
+        return _tally_from_json(data) if data is not None else None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def shipped_count_record(problem: Problem, workload: Workload) -> dict[str, Any] | None:
+    """One line of :data:`SHIPPED_COUNTS`: the meta count of ``workload``, keyed as a judge keys it (inputs
+    generated on the meta device have the layouts the judge's have). None when the reference does not
+    run on meta tensors (a judge then counts on real inputs, which are never kept)."""
+    from solforge.problems.inputs import generate_inputs
+
+    definition = problem.definition
+    sizes = definition.resolve_axes(workload.axes)
+    inputs = generate_inputs(definition, workload, sizes, device="meta", seed_or_generator=0,
+                             problem_folder=problem.folder)
+    scalars = _scalar_values(definition, inputs, workload)
+    key = _meta_cache_key(definition, sizes, inputs, scalars)
+    try:
+        tally = _run_counted(_reference(definition).run, _meta_args(definition, sizes, inputs, scalars), to_meta=True)
+    except Exception:
+        return None
+    return {"key": key, "problem": problem.name, "workload": workload.uuid, "tally": _tally_to_json(tally)}
 
 
 def _trace(definition: Definition, sizes: dict[str, int], inputs: Mapping[str, Any] | None,
            scalars: dict[str, Any], workload: Workload | None, folder: Path | None,
            input_bytes: float, store: Path | None = None) -> tuple[_Tally, CountMethod, list[str]]:
     key = _meta_cache_key(definition, sizes, inputs, scalars)
-    cached = _META_CACHE.get(key) or _stored_tally(store, key)
+    cached = _META_CACHE.get(key) or _stored_tally(store, key) or _shipped_tally(key)
     if cached is not None:
         _META_CACHE[key] = cached
         return cached, "meta", []

@@ -437,6 +437,27 @@ def _nvml() -> Iterator[Any | None]:
             pynvml.nvmlShutdown()
 
 
+def cpus_of_mask(words: Any) -> set[int]:
+    """The CPU numbers set in NVML's CPU-affinity words (64 CPUs per word, lowest first)."""
+    return {64 * w + bit for w, word in enumerate(words) for bit in range(64) if int(word) >> bit & 1}
+
+
+def gpu_local_cpus(index: int) -> set[int] | None:
+    """The CPUs nearest physical GPU ``index`` (NVML's CPU affinity: its NUMA node), among those this
+    process may run on. None when NVML cannot tell, or when every allowed CPU is as near (one node)."""
+    allowed = os.sched_getaffinity(0)
+    with _nvml() as nv:
+        if nv is None:
+            return None
+        try:
+            handle = nv.nvmlDeviceGetHandleByIndex(index)
+            words = nv.nvmlDeviceGetCpuAffinity(handle, (max(allowed) // 64) + 1)
+        except Exception:
+            return None
+    local = cpus_of_mask(words) & allowed
+    return local if local and local != allowed else None
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 

@@ -26,6 +26,7 @@ from swarm_helpers import (
 
 from solforge.planner import Ledger
 from solforge.planner.swarm import SwarmStore
+from solforge.planner.swarm.summary import summarise_run
 
 pytestmark = pytest.mark.slow
 
@@ -100,6 +101,14 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             assigned = _events(ledger, "swarm.assigned")
             assert len(assigned) == len(assignments) and all(e["reason"] for e in assigned)
             assert all(a.state == "stopped" for a in store.agents(run_id))
+            # the run's figures (swarm.json): the cheats named by behaviour, none of them ranked
+            summary = summarise_run(ledger, run_id, behaviours=["good", "cheating", "good", "bad"])
+            assert summary.agents == 4 and summary.slots >= 1 and summary.cheats_ranked == 0
+            assert summary.cheating_agents == [cheat, bad]
+            assert summary.evaluations > 0 and summary.queue_wait_p50_s is not None
+            assert summary.lease_utilisation is not None and 0.0 < summary.lease_utilisation <= 1.0
+            assert summary.evaluations_per_gpu_hour and summary.evaluations_per_gpu_hour > 0
+            assert summary.headline.submissions >= 2
             assert_ledger_quiet(ledger)
     finally:
         if proc.poll() is None:
@@ -221,3 +230,11 @@ def test_silent_and_crashing_agents_are_restarted_then_failed(tmp_path: Path) ->
             assert why in str(failed["reason"]) and "2 crashes in a row" in str(failed["reason"])
         assert {a.state for a in store.agents(run_id)} == {"failed"}
         assert {a.end_reason for a in store.assignments(run_id)} == {"crashed"}
+
+
+def test_lease_time_is_counted_once_inside_the_window() -> None:
+    from solforge.planner.swarm.summary import _union_within
+
+    assert _union_within([(0, 10), (5, 15), (20, 30)], 2, 25) == 8 + 5 + 5
+    assert _union_within([], 0, 10) == 0.0
+    assert _union_within([(0, 100)], 10, 20) == 10

@@ -462,3 +462,54 @@ def test_a_count_kept_on_disk_spares_a_fresh_process_the_trace(tmp_path: Path) -
     third = _count_in_a_fresh_process(store)
     assert third["traced"] and third["counts"] == first["counts"]
     assert json.loads(kept.read_text())["other"] == first["counts"]["other_flops"]
+
+
+_JUDGE_LIKE_COUNT = """
+import json, sys
+from pathlib import Path
+from solforge.problems import load_problem
+from solforge.problems.inputs import generate_inputs
+from solforge.sandbox.sol.counting import count_workload
+problem = load_problem("qwen3_8b_rmsnorm")
+workload = problem.workloads[2]
+sizes = problem.definition.resolve_axes(workload.axes)
+named = generate_inputs(problem.definition, workload, sizes, device="cpu", seed_or_generator=5,
+                        problem_folder=problem.folder)
+counts = count_workload(problem.definition, sizes, named, cache_dir=Path(sys.argv[1]))
+print(json.dumps({"counts": counts.model_dump(mode="json"), "traced": "torch._dynamo" in sys.modules}))
+"""
+
+
+def _count_like_a_judge(store: Path, tables: Path) -> dict[str, Any]:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SOLFORGE_BASELINE_TABLES": str(tables)}
+    done = subprocess.run([sys.executable, "-c", _JUDGE_LIKE_COUNT, str(store)], capture_output=True, text=True,
+                          timeout=300, check=True, env=env)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_counts_shipped_with_the_catalogue_spare_a_first_evaluation_the_trace(tmp_path: Path) -> None:
+    """benchmarks/catalogue/count_tables.py writes the table a judge reads when its own cache has nothing:
+    the same figures as a trace, without importing torch._dynamo. A table of another torch version (its
+    keys differ) is not used."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    tables = tmp_path / "tables"
+    subprocess.run([sys.executable, str(root / "benchmarks" / "catalogue" / "count_tables.py"), "qwen3_8b_rmsnorm",
+                    "--out", str(tables / "sol_counts.jsonl")], check=True, timeout=300, capture_output=True)
+    records = [json.loads(line) for line in (tables / "sol_counts.jsonl").read_text().splitlines()]
+    assert len(records) == 16 and {r["torch"] for r in records} == {torch.__version__.split("+")[0]}
+
+    from_table = _count_like_a_judge(tmp_path / "cache-a", tables)
+    traced = _count_like_a_judge(tmp_path / "cache-b", tmp_path / "no-tables")
+    assert not from_table["traced"] and traced["traced"]
+    assert from_table["counts"] == traced["counts"] and traced["counts"]["other_flops"] > 0
+
+    (tables / "sol_counts.jsonl").write_text("".join(
+        json.dumps({**r, "key": r["key"][::-1]}) + "\n" for r in records))  # as if counted by another torch
+    assert _count_like_a_judge(tmp_path / "cache-c", tables)["traced"]
