@@ -189,8 +189,17 @@ class JudgeState:
     """
 
     def __init__(self, device: str, root: Path, *, spares: SparePool | None = None, warm: bool = False) -> None:
+        before_torch = _seconds_since_start()
+        mark = time.perf_counter()
         import torch
 
+        self.startup_parts: dict[str, float] = {}
+        """Where a fresh judge's start-up went (a one-shot report shows it beside ``startup``): before
+        torch (the interpreter, solforge's modules, the request), importing torch, the GPU, the rest."""
+        if before_torch is not None:
+            self.startup_parts["startup_before_torch"] = before_torch
+        self.startup_parts["startup_torch"] = round(time.perf_counter() - mark, 3)
+        mark = time.perf_counter()
         self.warm = warm
         """Whether this process serves many evaluations (then it cleans up after each report)."""
         use_cuda = device in ("auto", "cuda") and torch.cuda.is_available()
@@ -216,6 +225,7 @@ class JudgeState:
             # First calls that cost seconds in a fresh judge, made now, beside the candidate process's
             # start-up, which the first workload waits for anyway (see _preload).
             threading.Thread(target=_preload, args=(self.device, warm), name="solforge-preload", daemon=True).start()
+        self.startup_parts["startup_device"] = round(time.perf_counter() - mark, 3)
         self.startup_s = _seconds_since_start()
         """From this process's start to here (torch, CUDA): a one-shot evaluation's report shows it."""
 
@@ -357,6 +367,7 @@ class Judge:
         self.phases: dict[str, float] = {}
         if not state.warm and state.startup_s is not None:
             self.phases["startup"] = state.startup_s
+            self.phases.update(state.startup_parts)
         self.cleaned = False
         from .baseline import shipped_records
 

@@ -43,6 +43,10 @@ def test_handwritten_sol_execbench_solution_passes(tmp_path: Path) -> None:
     assert perf is not None and perf.latency_ms > 0 and perf.sol_score is None and perf.timer == "cpu"
     assert perf.reference_latency_ms is not None and perf.speedup is not None
     assert report.traces[0].evaluation.correctness.rounds == 2
+    # A one-shot judge says where its start-up went: mostly importing torch.
+    parts = {k: v for k, v in report.phases.items() if k.startswith("startup_")}
+    assert set(parts) == {"startup_before_torch", "startup_torch", "startup_device"}
+    assert parts["startup_torch"] > 0.2 and sum(parts.values()) <= report.phases["startup"] + 0.05
 
 
 def test_reference_as_solution_passes(tmp_path: Path) -> None:
