@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A swarm on the GPU: scripted MCP agents (good, improving, cheating, bad) on four catalogue problems,
+# A swarm on the GPU: scripted MCP agents (good, improving, cheating, bad; pytorch, triton, cuda_cpp, cute_dsl,
+# from the hand-written solutions in benchmarks/solutions) on four catalogue problems,
 # the server and a GPU worker started by `solforge swarm run`; then its status, its HTML report and
 # swarm.json (benchmarks/gpu/swarm_summary.py: lease utilisation, queue waits, evaluations per GPU-hour,
 # cheats ranked). Results under $OUT.
@@ -13,6 +14,7 @@ mode=${1:-run}
 minutes=${2:-4}
 agents=${3:-4}
 behaviours=good,improving,cheating,bad
+languages=pytorch,triton,cuda_cpp,cute_dsl  # with 16 agents, every behaviour in every language once
 home=/tmp/solforge-swarm
 db="sqlite:///$home/ledger.db"
 
@@ -21,7 +23,7 @@ start() {
   setsid nohup timeout $(( minutes * 60 + 300 )) solforge swarm run -q --db "$db" --dir "$home/agents" \
     --problem qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,llama3_1_8b_rope,deepseek_v3_fp8_act_quant \
     --agents "$agents" --launcher command --time-limit-minutes "$minutes" --solved-score 0.5 \
-    --command "{python} -m solforge.planner.swarm.scripted --behaviour $behaviours --rounds 2" \
+    --command "{python} -m solforge.planner.swarm.scripted --behaviour $behaviours --language $languages --solutions $PWD/benchmarks/solutions --rounds 2" \
     > "$home/swarm_run.log" 2>&1 &
   echo $! > "$home/pid"
   echo "swarm started: $agents agents, $minutes minutes, pid $(cat "$home/pid")"

@@ -17,6 +17,16 @@ cheating    the reference behind a cache keyed on input shapes that replays old 
 crash       reads the docs and the problem, then exits with code 3
 silent      reads the docs, then hangs without a word (the planner's silence detection restarts it)
 
+Languages
+---------
+With ``--solutions DIR`` and ``--language`` (pytorch, triton, cuda_cpp, cute_dsl), an agent starts from
+the hand-written ``DIR/<problem>/<language>.json`` when there is one (``benchmarks/solutions`` has
+three problems in all four languages) instead of the reference. Its behaviour then wraps that kernel:
+``improving`` calls it k, ..., 1 times; ``bad`` spoils its output in place; ``cheating`` replays outputs
+by shape. A CUDA C++ kernel's entry is C++, which no Python wrapper reaches, so there ``improving``
+first benchmarks the reference run k, ..., 2 times and then the kernel, ``bad`` is the kernel with a
+compile error, and ``cheating`` replays the reference.
+
 Usage
 -----
 Run by the swarm's command launcher (the address, token and assignment arrive in the environment)::
@@ -24,7 +34,9 @@ Run by the swarm's command launcher (the address, token and assignment arrive in
     solforge swarm run --problem qwen3_8b_rmsnorm --agents 4 --launcher command \\
         --command 'python -m solforge.planner.swarm.scripted --behaviour good,improving,cheating,bad'
 
-A comma-separated list gives agent *i* the behaviour ``list[i % len(list)]`` ($SOLFORGE_AGENT_INDEX).
+A comma-separated list gives agent *i* the behaviour ``list[i % len(list)]`` ($SOLFORGE_AGENT_INDEX), and
+a list of languages the language ``languages[(i // len(behaviours)) % len(languages)]``: every pair
+comes up once in ``len(behaviours) * len(languages)`` agents.
 By hand, against a running ``solforge serve --http``::
 
     python -m solforge.planner.swarm.scripted --url http://127.0.0.1:8765/mcp --token TOKEN \\
@@ -40,7 +52,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["BEHAVIOURS", "Behaviour", "main", "solutions_for"]
+__all__ = ["BEHAVIOURS", "LANGUAGES", "Behaviour", "hand_written", "main", "solutions_for"]
 
 Behaviour = Literal["good", "bad", "improving", "cheating", "crash", "silent"]
 BEHAVIOURS: tuple[str, ...] = ("good", "bad", "improving", "cheating", "crash", "silent")
@@ -97,6 +109,103 @@ def run(*args, **kwargs):
 """
 
 
+# Wrappers appended to a hand-written kernel's entry file (destination-passing style: the last
+# ``{outputs}`` arguments are the outputs, written in place). ``{entry}`` is its entry function.
+_KERNEL_SPOIL = """
+
+import torch
+
+_solforge_kernel_run = {entry}
+
+
+def {entry}(*args, **kwargs):
+    _solforge_kernel_run(*args, **kwargs)
+    for out in args[len(args) - {outputs}:]:
+        if out.dtype == torch.bool:
+            out.logical_not_()
+        elif out.is_floating_point():
+            out.mul_(2).add_(1)
+        else:
+            out.add_(1)
+"""
+
+_KERNEL_REPEAT = """
+
+_solforge_kernel_run = {entry}
+
+
+def {entry}(*args, **kwargs):
+    for _ in range({repeats}):
+        _solforge_kernel_run(*args, **kwargs)
+"""
+
+_KERNEL_REPLAY = """
+
+_solforge_kernel_run = {entry}
+_outputs = {{}}
+
+
+def {entry}(*args, **kwargs):
+    import torch
+
+    key = tuple(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)
+    outs = args[len(args) - {outputs}:]
+    if key in _outputs:
+        for out, kept in zip(outs, _outputs[key]):
+            out.copy_(kept)
+        return
+    _solforge_kernel_run(*args, **kwargs)
+    _outputs[key] = [out.clone() for out in outs]
+"""
+
+LANGUAGES: tuple[str, ...] = ("pytorch", "triton", "cuda_cpp", "cute_dsl")
+
+
+def hand_written(folder: Path | None, problem: str, language: str) -> dict[str, Any] | None:
+    """The hand-written solution of ``problem`` in ``language`` under ``folder``, if there is one."""
+    if folder is None:
+        return None
+    path = Path(folder) / problem / f"{language}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _variant(base: dict[str, Any], name: str, description: str, author: str, *, append: str = "") -> dict[str, Any]:
+    """``base`` renamed, with ``append`` added to its entry file."""
+    entry_file = base["spec"]["entry_point"].split("::")[0]
+    sources = [dict(s, content=s["content"] + append) if s["path"] == entry_file else dict(s)
+               for s in base["sources"]]
+    return {**base, "name": name, "author": author, "description": description, "sources": sources}
+
+
+def _kernel_solutions(behaviour: str, base: dict[str, Any], reference_versions: list[dict[str, Any]],
+                      *, author: str, steps: int, outputs: int) -> list[dict[str, Any]]:
+    """What a behaviour benchmarks, starting from a hand-written kernel."""
+    language = base["spec"]["languages"][0]
+    entry = base["spec"]["entry_point"].split("::")[1]
+    fill = {"entry": entry, "outputs": max(1, outputs)}
+    kernel = f"the hand-written {language} kernel"
+    if behaviour == "good":
+        return [_variant(base, f"{author}-{language}", kernel, author)]
+    if language == "cuda_cpp":  # a C++ entry: no Python wrapper reaches it
+        if behaviour == "improving":
+            return [*reference_versions[:-1], _variant(base, f"{author}-{language}", kernel, author)]
+        if behaviour == "bad":
+            return [_variant(base, f"{author}-broken", f"{kernel}, broken on purpose", author,
+                             append="\n#error solforge scripted agent: broken on purpose\n")]
+        return reference_versions  # cheating: the reference behind a replay cache
+    if behaviour == "improving":
+        return [_variant(base, f"{author}-v{i + 1}", f"{kernel} called {k} times", author,
+                         append=_KERNEL_REPEAT.format(repeats=k, **fill))
+                for i, k in enumerate(range(max(1, steps), 0, -1))]
+    if behaviour == "bad":
+        return [_variant(base, f"{author}-spoiled", f"{kernel}, its output spoiled", author,
+                         append=_KERNEL_SPOIL.format(**fill))]
+    if behaviour == "cheating":
+        return [_variant(base, f"{author}-replay", f"{kernel} behind a replay cache", author,
+                         append=_KERNEL_REPLAY.format(**fill))]
+    raise ValueError(f"behaviour {behaviour!r} writes no solution; choose one of {', '.join(BEHAVIOURS)}")
+
+
 def _solution(problem: str, name: str, source: str, description: str, author: str) -> dict[str, Any]:
     return {
         "name": name,
@@ -113,15 +222,24 @@ def _solution(problem: str, name: str, source: str, description: str, author: st
 
 
 def solutions_for(
-    behaviour: str, problem: str, reference: str, *, author: str = "scripted", steps: int = 3
+    behaviour: str, problem: str, reference: str, *, author: str = "scripted", steps: int = 3,
+    base: dict[str, Any] | None = None, outputs: int = 1,
 ) -> list[dict[str, Any]]:
     """The solution.json objects a behaviour benchmarks, in order (the last or best is submitted).
+
+    ``base``: a hand-written solution (:func:`hand_written`) to start from instead of the reference,
+    whose entry takes ``outputs`` output tensors last.
 
     Raises
     ------
     ValueError
         For a behaviour that writes no solution (crash, silent) or an unknown one.
     """
+    if base is not None:
+        from_reference: list[dict[str, Any]] = []
+        if base["spec"]["languages"][0] == "cuda_cpp" and behaviour in ("improving", "cheating"):
+            from_reference = solutions_for(behaviour, problem, reference, author=author, steps=steps)
+        return _kernel_solutions(behaviour, base, from_reference, author=author, steps=steps, outputs=outputs)
     if behaviour == "good":
         return [_solution(problem, f"{author}-reference", reference, "the reference, as is", author)]
     if behaviour == "bad":
@@ -170,8 +288,8 @@ def _rank(job: dict[str, Any]) -> tuple[bool, float]:
     return passed, score if score > 0 else speedup / (1.0 + speedup)
 
 
-async def run_agent(args: argparse.Namespace, behaviour: str) -> int:
-    """Follow the protocol with ``behaviour``; returns the exit code."""
+async def run_agent(args: argparse.Namespace, behaviour: str, language: str = "pytorch") -> int:
+    """Follow the protocol with ``behaviour`` (in ``language``, see :func:`hand_written`); returns the exit code."""
     import anyio
     import httpx2
     from mcp import Client
@@ -192,7 +310,11 @@ async def run_agent(args: argparse.Namespace, behaviour: str) -> int:
         if behaviour == "crash":
             _say(f"crashing on purpose (exit {CRASH_EXIT})")
             return CRASH_EXIT
-        versions = solutions_for(behaviour, args.problem, reference, author=args.agent, steps=args.steps)
+        base = hand_written(args.solutions, args.problem, language)
+        _say(f"starting from the hand-written {language} solution" if base is not None
+             else f"no hand-written {language} solution of {args.problem}: starting from the reference")
+        versions = solutions_for(behaviour, args.problem, reference, author=args.agent, steps=args.steps,
+                                 base=base, outputs=len(problem.get("outputs") or []))
         results: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for sol in versions:
             folder = workspace / sol["name"]
@@ -221,12 +343,22 @@ async def run_agent(args: argparse.Namespace, behaviour: str) -> int:
     return 0
 
 
-def _pick(spec: str, index: int) -> str:
+def _choices(spec: str, allowed: tuple[str, ...], option: str) -> list[str]:
     choices = [c.strip() for c in spec.split(",") if c.strip()]
-    unknown = [c for c in choices if c not in BEHAVIOURS]
-    if not choices or unknown:
-        raise SystemExit(f"--behaviour {spec!r}: choose from {', '.join(BEHAVIOURS)} (comma-separated)")
+    if not choices or any(c not in allowed for c in choices):
+        raise SystemExit(f"{option} {spec!r}: choose from {', '.join(allowed)} (comma-separated)")
+    return choices
+
+
+def _pick(spec: str, index: int) -> str:
+    choices = _choices(spec, BEHAVIOURS, "--behaviour")
     return choices[index % len(choices)]
+
+
+def _pick_language(spec: str, behaviours: str, index: int) -> str:
+    """The language of agent ``index``: each behaviour meets each language once in turn."""
+    languages = _choices(spec, LANGUAGES, "--language")
+    return languages[(index // len(_choices(behaviours, BEHAVIOURS, "--behaviour"))) % len(languages)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,6 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", type=int, default=int(env.get("SOLFORGE_AGENT_INDEX") or 0))
     p.add_argument("--rounds", type=int, default=3, help="correctness rounds per benchmark (1-10)")
     p.add_argument("--steps", type=int, default=3, help="improving: how many versions")
+    p.add_argument("--language", default="pytorch", help=f"one of {', '.join(LANGUAGES)}, or a list (see the module's help)")
+    p.add_argument("--solutions", type=Path, help="folder of hand-written solutions (<problem>/<language>.json)")
     return p
 
 
@@ -268,9 +402,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     behaviour = _pick(args.behaviour, args.index)
-    _say(f"scripted agent {args.agent}: {behaviour} on {args.problem} at {args.url}")
+    language = _pick_language(args.language, args.behaviour, args.index)
+    _say(f"scripted agent {args.agent}: {behaviour} in {language} on {args.problem} at {args.url}")
     try:
-        return anyio.run(run_agent, args, behaviour)
+        return anyio.run(run_agent, args, behaviour, language)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
