@@ -401,10 +401,9 @@ def _import_language_packages(device: str, languages: list[str] | None) -> None:
 
 
 def _run_near_the_gpu() -> None:
-    """Keep this process on the CPUs of the GPU's own NUMA node. A host-bound solution's launches (eager
-    PyTorch: kernels with host work between them) take longer from a far node, and the scheduler may
-    place each process on either, which moves its medians from one evaluation to the next. One node: no
-    change. Before torch, so that every thread it starts inherits the set."""
+    """Keep this process on the CPUs of the GPU's own NUMA node, as GPU benchmarks usually bind: a
+    host-bound solution's launches (eager PyTorch: kernels with host work between them) cross the socket
+    from a far node. One node: no change. Before torch, so that every thread it starts inherits the set."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
     if not visible.isdigit():  # a UUID or MIG name: NVML's index is not known here
         return

@@ -195,7 +195,8 @@ class JudgeState:
 
         self.startup_parts: dict[str, float] = {}
         """Where a fresh judge's start-up went (a one-shot report shows it beside ``startup``): before
-        torch (the interpreter, solforge's modules, the request), importing torch, the GPU, the rest."""
+        torch (the interpreter, solforge's modules, the request), importing torch, then the device (CUDA's
+        context, the memory pool, the environment's GPU name)."""
         if before_torch is not None:
             self.startup_parts["startup_before_torch"] = before_torch
         self.startup_parts["startup_torch"] = round(time.perf_counter() - mark, 3)

@@ -62,11 +62,12 @@ def main() -> int:
                 kept[record["key"]] = record
     names = args.problems or catalogue_names()
     version = torch.__version__.split("+")[0]
+    # This torch's records of the problems counted now are replaced; other torch versions' stay.
+    recounted = set(names)
+    kept = {k: r for k, r in kept.items() if r["problem"] not in recounted or r.get("torch") != version}
     started, counted, skipped = time.perf_counter(), 0, []
     with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(names)))) as pool:
-        for name, records, missed in pool.map(count_problem, names):
-            # This torch's records of the problem replace the old ones; other torch versions' stay.
-            kept = {k: r for k, r in kept.items() if r["problem"] != name or r.get("torch") != version}
+        for _name, records, missed in pool.map(count_problem, names):
             for record in records:
                 kept[record["key"]] = {**record, "torch": version}
             counted += len(records)

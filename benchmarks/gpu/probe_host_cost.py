@@ -9,8 +9,8 @@ tampering. This times, per call: fresh tensors each call; the same tensors every
 two with the candidate's audit hook installed (it runs on every audit event the call raises). Then it
 prints cProfile's heaviest functions for the first call (3 s for the CuTe DSL rmsnorm on the H200 of
 2026-12-03, after a 3.5 s import that compiles the kernel) and for fresh tensors. Run it twice with
-the same ``CUDA_CACHE_PATH`` and ``CUTE_DSL_CACHE_DIR`` to see what a second process keeps. Only for the Python-source rmsnorm solutions
-(hidden 4096, bf16: pytorch, triton, cute_dsl).
+the same ``CUDA_CACHE_PATH`` and ``CUTE_DSL_CACHE_DIR`` to see what a second process keeps. Only for the
+Python-source rmsnorm solutions (hidden 4096, bf16: pytorch, triton, cute_dsl).
 """
 
 from __future__ import annotations

@@ -127,12 +127,10 @@ SELECT request_json FROM job_payload WHERE job_id = :job_id
 SELECT id, solution_hash, score, speedup, passed, total, job_id, created_at FROM submission
 WHERE agent = :agent AND problem = :problem
 
--- run_slot_jobs --
--- A run's slot jobs (benchmarks and submissions) with their times, for the run's summary.
-SELECT j.id, j.agent, j.kind, j.status, j.problem, j.created_at, j.started_at, j.finished_at
-FROM job AS j JOIN swarm_agent AS a ON a.name = j.agent
-WHERE a.run_id = :run_id AND j.needs_gpu
-ORDER BY j.created_at, j.id
+-- run_evaluations --
+-- A run's slot jobs (benchmarks and submissions) that finished with a report, for the run's summary.
+SELECT COUNT(*) AS n FROM job AS j JOIN swarm_agent AS a ON a.name = j.agent
+WHERE a.run_id = :run_id AND j.needs_gpu AND j.status = 'done'
 
 -- run_leases --
 -- Every lease a run's jobs held, with its slot, for the run's summary.

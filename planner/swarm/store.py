@@ -399,9 +399,10 @@ class SwarmStore:
         assert row is not None
         return float(row["slot_seconds"] or 0.0), int(row["slot_jobs"] or 0)
 
-    def run_slot_jobs(self, run_id: str) -> list[dict[str, Any]]:
-        """A run's slot jobs (id, agent, kind, status, problem and UNIX times), oldest first."""
-        return [dict(r) for r in self._run(lambda tx: tx.all("run_slot_jobs", run_id=run_id), write=False)]
+    def run_evaluations(self, run_id: str) -> int:
+        """How many of a run's slot jobs finished ``done``."""
+        row = self._run(lambda tx: tx.one("run_evaluations", run_id=run_id), write=False)
+        return int(row["n"]) if row is not None else 0
 
     def run_leases(self, run_id: str) -> list[dict[str, Any]]:
         """Every lease a run's jobs held (gpu_id, job_id, acquired_at, released_at: now while held)."""

@@ -5,7 +5,6 @@ achieved, and whether a cheat got onto a leaderboard. ``benchmarks/gpu/swarm_sum
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -42,7 +41,7 @@ class SwarmSummary(BaseModel):
     lease_utilisation: float | None = None
     """Slot-seconds under lease within the steady window over the window's slot-seconds, in [0, 1]."""
     queue_wait_p50_s: float | None = None
-    """Enqueue-to-start of the run's slot jobs (benchmarks and submissions)."""
+    """Enqueue-to-start of the slot jobs (benchmarks and submissions) started in the run's window."""
     queue_wait_p95_s: float | None = None
     evaluations: int = 0
     """Slot jobs that finished ``done`` (each an evaluation on the GPU)."""
@@ -53,25 +52,6 @@ class SwarmSummary(BaseModel):
     cheats_ranked: int | None = None
     """Leaderboard entries of those agents on the run's problems (should be 0); None without behaviours."""
     headline: Headline
-
-
-def _quantile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return float(values[0])
-    return float(statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1])
-
-
-def _union_within(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:
-    """Seconds covered by ``intervals`` inside [lo, hi] (overlaps counted once)."""
-    covered, end = 0.0, lo
-    for a, b in sorted(intervals):
-        a, b = max(a, end), min(b, hi)
-        if b > a:
-            covered += b - a
-            end = b
-    return covered
 
 
 def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()) -> SwarmSummary:
@@ -86,20 +66,16 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
     store = SwarmStore(ledger)
     run = store.get_run(run_id)
     agents = store.agents(run_id)
-    jobs = store.run_slot_jobs(run_id)
     leases = store.run_leases(run_id)
-
-    by_slot: dict[str, list[tuple[float, float]]] = {}
-    for lease in leases:
-        by_slot.setdefault(lease["gpu_id"], []).append((float(lease["acquired_at"]), float(lease["released_at"])))
-    start = min((a for spans in by_slot.values() for a, _ in spans), default=None)
-    end = max((b for spans in by_slot.values() for _, b in spans), default=None)
-    steady_s = max(0.0, end - start) if start is not None and end is not None else 0.0
-    busy = sum(_union_within(spans, start, end) for spans in by_slot.values()) if start is not None and end else 0.0
-    slot_s = steady_s * len(by_slot)
-
-    waits = sorted(max(0.0, float(j["started_at"]) - float(j["created_at"])) for j in jobs if j["started_at"] is not None)
-    evaluations = sum(1 for j in jobs if j["status"] == "done")
+    # A slot's leases never overlap (the ledger's invariant), so its busy time is their sum, and the
+    # steady window runs from the first lease to the last release.
+    slots = {lease["gpu_id"] for lease in leases}
+    start = min((float(lease["acquired_at"]) for lease in leases), default=None)
+    end = max((float(lease["released_at"]) for lease in leases), default=None)
+    steady_s = end - start if start is not None and end is not None else 0.0
+    busy = sum(float(lease["released_at"]) - float(lease["acquired_at"]) for lease in leases)
+    slot_s = steady_s * len(slots)
+    evaluations = store.run_evaluations(run_id)
 
     cheaters: list[str] = []
     ranked: int | None = None
@@ -108,19 +84,20 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
         ranked = sum(1 for problem in run.config.get("problems", []) for entry in ledger.leaderboard(problem)
                      if entry.agent in cheaters)
 
+    # The same window as `solforge report --run`: its queue waits and headline are the HTML report's.
     report = gather(ledger, since=run.created_at, until=run.ended_at, run_id=run_id)
     return SwarmSummary(
         run=run.id,
         status=run.status,
         agents=len(agents),
         minutes=round(run.active_s / 60.0, 2),
-        slots=len(by_slot),
+        slots=len(slots),
         steady_start=datetime.fromtimestamp(start, UTC) if start is not None else None,
         steady_end=datetime.fromtimestamp(end, UTC) if end is not None else None,
         steady_s=round(steady_s, 3),
         lease_utilisation=round(min(1.0, busy / slot_s), 4) if slot_s > 0 else None,
-        queue_wait_p50_s=_quantile(waits, 0.5),
-        queue_wait_p95_s=_quantile(waits, 0.95),
+        queue_wait_p50_s=report.wait_p50_s,
+        queue_wait_p95_s=report.wait_p95_s,
         evaluations=evaluations,
         evaluations_per_gpu_hour=round(evaluations / (slot_s / 3600.0), 1) if slot_s > 0 else None,
         cheating_agents=cheaters,

@@ -29,6 +29,14 @@ from solforge.sandbox.isolation import (
 __all__ = ["SpareWorker", "close_spares", "start_spare", "take_spare", "worker_argv"]
 
 
+_Key = tuple[tuple[tuple[str, str], ...], int | None]
+
+
+def _key(extra_env: Mapping[str, str], memory_limit_bytes: int | None) -> _Key:
+    """What a waiting worker must have been started with to take a build: its environment and limit."""
+    return tuple(sorted(extra_env.items())), memory_limit_bytes
+
+
 def worker_argv(*, preload: bool) -> list[str]:
     return [sys.executable, "-m", "solforge.sandbox.build.worker", *(["--preload"] if preload else [])]
 
@@ -37,7 +45,7 @@ class SpareWorker:
     """One started build worker, its scratch folder, and what it was started with."""
 
     def __init__(self, extra_env: Mapping[str, str], memory_limit_bytes: int | None) -> None:
-        self.key = (tuple(sorted(extra_env.items())), memory_limit_bytes)
+        self.key = _key(extra_env, memory_limit_bytes)
         self.scratch = make_scratch_dir()
         try:
             self.proc: IsolatedProcess = spawn_isolated(
@@ -78,7 +86,7 @@ _spares: list[SpareWorker] = []
 
 def take_spare(extra_env: Mapping[str, str], memory_limit_bytes: int | None) -> SpareWorker | None:
     """The waiting worker started with this environment and limit, if one is still alive; the caller owns it."""
-    key = (tuple(sorted(extra_env.items())), memory_limit_bytes)
+    key = _key(extra_env, memory_limit_bytes)
     with _lock:
         for spare in list(_spares):
             if not spare.alive:
@@ -92,7 +100,7 @@ def take_spare(extra_env: Mapping[str, str], memory_limit_bytes: int | None) -> 
 
 def start_spare(extra_env: Mapping[str, str], memory_limit_bytes: int | None) -> None:
     """Start a worker for the next build with this environment and limit, unless one waits already."""
-    key = (tuple(sorted(extra_env.items())), memory_limit_bytes)
+    key = _key(extra_env, memory_limit_bytes)
     with _lock:
         if any(s.key == key and s.alive for s in _spares):
             return

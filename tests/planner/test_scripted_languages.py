@@ -3,7 +3,6 @@ statuses their behaviours are meant to get."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -80,5 +79,5 @@ def test_the_pytorch_kernels_variants_get_the_statuses_their_behaviour_means(tmp
     assert statuses("good") == [[Status.PASSED]]
     assert statuses("improving") == [[Status.PASSED], [Status.PASSED]]
     assert statuses("bad") == [[Status.INCORRECT_NUMERICAL]]
-    (cheat,) = statuses("cheating")
-    assert cheat != [Status.PASSED] and cheat[0] in (Status.REWARD_HACK, Status.INCORRECT_NUMERICAL), json.dumps(cheat)
+    # The replay answers the second round's fresh inputs with the first round's outputs.
+    assert statuses("cheating") == [[Status.INCORRECT_NUMERICAL]]

@@ -231,10 +231,3 @@ def test_silent_and_crashing_agents_are_restarted_then_failed(tmp_path: Path) ->
         assert {a.state for a in store.agents(run_id)} == {"failed"}
         assert {a.end_reason for a in store.assignments(run_id)} == {"crashed"}
 
-
-def test_lease_time_is_counted_once_inside_the_window() -> None:
-    from solforge.planner.swarm.summary import _union_within
-
-    assert _union_within([(0, 10), (5, 15), (20, 30)], 2, 25) == 8 + 5 + 5
-    assert _union_within([], 0, 10) == 0.0
-    assert _union_within([(0, 100)], 10, 20) == 10
