@@ -15,12 +15,15 @@
 #   counts      the catalogue's speed-of-light counts for this machine's torch, into problems/baselines/ (a
 #               later turnaround step in the same call reads them: first_eval_s without the reference's trace)
 #               and $OUT/sol_counts.jsonl, to commit
+#   loop        benchmarks/gpu/mcp_loop.py: the whole agent loop through the MCP server in all four languages, every
+#               language submitted and ranked, then get_leaderboard -> $OUT/mcp_loop.json
+#   quick       the GPU test added since the last run (candidates pinned to the GPU's NUMA node)
 #   cute        where the CuTe DSL rmsnorm's correctness checks spend their time (probe_host_cost.py, then one
 #               workload through the judge with the defences off and on)
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts cute)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -61,6 +64,13 @@ case "$step" in
     timeout 500 python3 benchmarks/catalogue/count_tables.py --jobs 15 > "$OUT/count_tables.log" 2>&1
     cp problems/baselines/sol_counts.jsonl "$OUT/sol_counts.jsonl"
     head -n 3 "$OUT/count_tables.log" ;;
+  loop)
+    timeout 330 python3 benchmarks/gpu/mcp_loop.py --workloads 2 --out "$OUT/mcp_loop.json" > "$OUT/mcp_loop.log" 2>&1
+    tail -n 3 "$OUT/mcp_loop.log" ;;
+  quick)
+    timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_candidate_affinity.py \
+      -p no:cacheprovider > "$OUT/quick_tests.log" 2>&1
+    tail -n 6 "$OUT/quick_tests.log" ;;
   cute)
     # Why the CuTe DSL rmsnorm's correctness checks take 2-3.4 s of a 5 s warm call (2026-12-03): its host
     # time per call in-process (fresh tensors, the same tensors, with the audit hook), against PyTorch's,

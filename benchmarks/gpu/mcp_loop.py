@@ -31,8 +31,10 @@ async def _call(client: Client, log: list[dict[str, Any]], tool: str, args: dict
     result = await client.call_tool(tool, args)
     data = result.structured_content or {}
     text = " ".join(getattr(c, "text", "") for c in result.content)
+    # answer_bytes: what the agent's context pays for this answer (its text and its structured content)
+    size = len(text.encode()) + len(json.dumps(data, default=str).encode())
     log.append({"tool": tool, "seconds": round(time.perf_counter() - started, 2), "is_error": result.is_error,
-                "text": text[:600]})
+                "answer_bytes": size, "text": text[:600]})
     print(f"  {tool:16s} {log[-1]['seconds']:6.1f} s  {'ERROR ' if result.is_error else ''}{text[:160]!r}",
           file=sys.stderr)
     return data
@@ -72,9 +74,24 @@ async def loop(problem: str, languages: list[str], workloads: int, home: Path, s
                                                              {"solution": solution, "wait_s": 50})) if language in submit else {}
             out["runs"].append({"language": language, "steps": log, "benchmark": bench, "sol": score,
                                 "submission": sub.get("submission")})
+            out["runs"][-1]["ok"] = _run_ok(out["runs"][-1], submitted=language in submit)
             out["ledger"] = ledger_record(home)  # WAL: the server keeps writing while this reads
             out_path.write_text(json.dumps(out, indent=1, default=str))  # as it goes: a killed run keeps its part
+        log = []
+        out["leaderboard"] = await _call(client, log, "get_leaderboard", {"problem": problem})
+        out["leaderboard_step"] = log[0]
+        out["ok"] = bool(out["runs"]) and all(r["ok"] for r in out["runs"]) and not log[0]["is_error"]
     return out
+
+
+def _run_ok(run: dict[str, Any], *, submitted: bool) -> bool:
+    """Every step answered without an error, the benchmark passed, and a submission was accepted and ranked."""
+    if any(step["is_error"] for step in run["steps"]) or run["benchmark"].get("state") != "done":
+        return False
+    if not submitted:
+        return True
+    sub = run.get("submission") or {}
+    return bool(sub.get("accepted")) and sub.get("rank") is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     submit = set(args.languages if args.submit is None else args.submit)
     result = anyio.run(loop, args.problem, args.languages, args.workloads, args.home, submit, args.out)
     args.out.write_text(json.dumps(result, indent=1, default=str))  # the loop recorded the ledger as it went
-    return 0
+    print(f"all steps ok: {result.get('ok')}", file=sys.stderr)
+    return 0 if result.get("ok") else 1
 
 
 def ledger_record(home: Path) -> dict[str, Any]:
