@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from solforge.problems import Solution, Status, Trace
 
+from .sol.counting import SolCounts
+
 
 class SandboxModel(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
@@ -139,6 +141,9 @@ class EvalReport(SandboxModel):
     seconds: float = 0.0
     baselines: list[BaselineRecord] = Field(default_factory=list)
     """Baselines this evaluation measured (not those it found): the caller shares them (the ledger)."""
+    counts: dict[str, SolCounts] = Field(default_factory=dict)
+    """The speed-of-light counts behind each timed workload's T_SOL, by workload uuid (GPU runs only), so
+    that get_sol_score explains a run without counting again (which imports torch into the server)."""
     phases: dict[str, float] = Field(default_factory=dict)
     """Seconds spent in each phase, for turnaround figures: ``startup`` (a one-shot judge's own torch and
     CUDA), ``build``, ``load`` (taking a candidate process and loading the solution into it; it

@@ -54,6 +54,7 @@ from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport
 from .baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
 from .correctness import Check, compare_outputs
 from .processes import CandidateProcess, ProcessProfile, SparePool
+from .sol.counting import SolCounts
 from .timing import interquartile_range, resolved_median
 
 CANDIDATE_START_TIMEOUT_S = 120.0
@@ -366,6 +367,8 @@ class Judge:
         self.failure_kind: _FailureKind | None = None
         """How the last workload failed, when it was a hang, a crash or an out-of-memory."""
         self.phases: dict[str, float] = {}
+        self.counts: dict[str, SolCounts] = {}
+        """The speed-of-light counts of the workloads timed so far (the report carries them)."""
         if not state.warm and state.startup_s is not None:
             self.phases["startup"] = state.startup_s
             self.phases.update(state.startup_parts)
@@ -707,6 +710,8 @@ class Judge:
         baseline = self.baseline_for(workload, shared_inputs, buffers, specs)
         with self.phase("count"):
             counts = self.flops_and_bytes(sizes, shared_inputs)
+        if counts is not None:
+            self.counts[workload.uuid] = counts
         with self.phase("score"):
             verdict = attach_scores(perf, baseline, counts=counts, hardware=self.env.hardware,
                                     calibration_dir=self.cache_dir / "calibration", warnings=warnings)
@@ -853,6 +858,7 @@ class Judge:
             self.clean_up()
         report.seconds = time.perf_counter() - started
         report.baselines = list(self.baselines.measured)
+        report.counts = dict(self.counts)
         report.phases = {k: round(v, 4) for k, v in self.phases.items()}
         emit(EvalEvent(kind="report", report=report))
         return report

@@ -85,7 +85,8 @@ def _config(args: argparse.Namespace) -> Any:
         stall_s=args.stall_minutes * 60.0,
         min_assignment_s=args.min_assignment_minutes * 60.0,
         queue_factor=args.queue_factor,
-        share_problems=args.share_problems,
+        share_problems=args.share_problems or args.max_agents_per_problem is not None,
+        max_agents_per_problem=args.max_agents_per_problem or 2,
     )
     launcher = LauncherConfig(
         kind=args.launcher,
@@ -371,6 +372,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--queue-factor", type=float, default=2.0, help="hold agents while queued jobs > this x slots"
     )
     g.add_argument("--share-problems", action="store_true", help="two agents on a problem when all are taken")
+    g.add_argument(
+        "--max-agents-per-problem", type=int, metavar="N",
+        help="share problems, up to N agents on one (more agents than problems: every agent works)",
+    )
     g = p.add_argument_group("server and workers")
     g.add_argument(
         "--http", default="127.0.0.1:0", metavar="HOST:PORT", help="MCP server address (port 0: free)"

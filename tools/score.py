@@ -40,6 +40,7 @@ BelowSol = Literal["impossible", "within_margin"]
 
 _counts_lock = threading.Lock()
 _counts_cache: dict[tuple[str, int], dict[str, SolCounts]] = {}
+"""Counts by workload uuid, per loaded problem."""
 
 
 class GetSolScoreInput(ToolModel):
@@ -221,18 +222,23 @@ def _opt_sig(value: float | None) -> float | None:
     return None if value is None else _sig(value)
 
 
-def _counts(problem: Problem, ctx: ToolContext) -> dict[str, SolCounts]:
+def _counts(problem: Problem, ctx: ToolContext, needed: list[str],
+            known: dict[str, SolCounts] | None = None) -> dict[str, SolCounts]:
+    """Counts of the ``needed`` workloads: those a job's judge reported (``known``), those counted before in
+    this server, and only then counted here (which imports torch, once per server)."""
     from solforge.problems.config import cache_dir
-    from solforge.sandbox.sol.counting import counts_for_problem
+    from solforge.sandbox.sol.counting import counts_for_workloads
 
-    key = (problem.name, id(problem))
     with _counts_lock:
-        if key in _counts_cache:
-            return _counts_cache[key]
-    counts = counts_for_problem(problem, cache_dir=ctx.settings.cache_dir or cache_dir())
+        cached = _counts_cache.setdefault((problem.name, id(problem)), {})
+        cached.update({uuid: c for uuid, c in (known or {}).items() if uuid in needed})
+        missing = [uuid for uuid in needed if uuid not in cached]
+    if missing:
+        counted = counts_for_workloads(problem, missing, cache_dir=ctx.settings.cache_dir or cache_dir())
+        with _counts_lock:
+            cached.update(counted)
     with _counts_lock:
-        _counts_cache[key] = counts
-    return counts
+        return {uuid: cached[uuid] for uuid in needed}
 
 
 def _peaks(gpu: str) -> Peaks:
@@ -431,6 +437,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
     latencies: dict[str, float] = {}
     baselines: dict[str, float] = {}
     scoring = True  # False for a run whose times cannot be scored: its failures are not zeros of a GPU score
+    known_counts: dict[str, SolCounts] = {}
     if args.job_id is not None:
         if args.latency_ms is not None:
             raise ToolInputError("give either job_id (its latencies are used) or latency_ms, not both")
@@ -446,6 +453,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
             )
         problem = ctx.services.problems.load(snap.problem)
         report = snap.report
+        known_counts = report.counts
         on_cpu = report.device == "cpu"
         gpu = args.gpu or (DEFAULT_GPU if on_cpu or report.device == "unknown" else report.device)
         peaks = await anyio.to_thread.run_sync(_peaks, gpu)
@@ -505,7 +513,7 @@ async def get_sol_score(args: GetSolScoreInput, ctx: ToolContext) -> GetSolScore
                 f"baselines of your runs on {', '.join(passed_over)} were not used: only times measured on "
                 f"{peaks.spec_key or gpu} are comparable with its T_SOL"
             )
-    counts = await anyio.to_thread.run_sync(_counts, problem, ctx)
+    counts = await anyio.to_thread.run_sync(_counts, problem, ctx, selected, known_counts)
     rows = analyse(
         problem,
         counts,

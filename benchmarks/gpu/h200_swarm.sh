@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A swarm on the GPU: scripted MCP agents (good, improving, cheating, bad; pytorch, triton, cuda_cpp, cute_dsl,
-# from the hand-written solutions in benchmarks/solutions) on four catalogue problems,
+# from the hand-written solutions in benchmarks/solutions) on the three catalogue problems that have them, shared
+# so that every agent works (the 2026-12-03 run without sharing held 12 of 16 agents all along),
 # the server and a GPU worker started by `solforge swarm run`; then its status, its HTML report and
 # swarm.json (benchmarks/gpu/swarm_summary.py: lease utilisation, queue waits, evaluations per GPU-hour,
 # cheats ranked). Results under $OUT.
@@ -21,8 +22,9 @@ db="sqlite:///$home/ledger.db"
 start() {
   rm -rf "$home" && mkdir -p "$home"
   setsid nohup timeout $(( minutes * 60 + 300 )) solforge swarm run -q --db "$db" --dir "$home/agents" \
-    --problem qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,llama3_1_8b_rope,deepseek_v3_fp8_act_quant \
-    --agents "$agents" --launcher command --time-limit-minutes "$minutes" --solved-score 0.5 \
+    --problem qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,deepseek_v3_fp8_act_quant \
+    --agents "$agents" --max-agents-per-problem $(( (agents + 2) / 3 )) \
+    --launcher command --time-limit-minutes "$minutes" --solved-score 0.5 \
     --command "{python} -m solforge.planner.swarm.scripted --behaviour $behaviours --language $languages --solutions $PWD/benchmarks/solutions --rounds 2" \
     > "$home/swarm_run.log" 2>&1 &
   echo $! > "$home/pid"

@@ -606,7 +606,8 @@ def _real_args(definition: Definition, sizes: Mapping[str, int], inputs: Mapping
                input_bytes: float) -> tuple[list[Any], str]:
     import torch
 
-    given = {n: v for n, v in (inputs or {}).items() if _is_tensor(v)}
+    # Tensors on the meta device only describe layouts (see meta_inputs): real ones are made here.
+    given = {n: v for n, v in (inputs or {}).items() if _is_tensor(v) and v.device.type != "meta"}
     device: torch.device
     if given:
         device = next(iter(given.values())).device
@@ -769,16 +770,29 @@ def _shipped_tally(key: str) -> _Tally | None:
         return None
 
 
+def meta_inputs(problem: Problem, workload: Workload) -> dict[str, Any] | None:
+    """The workload's inputs as a judge generates them, on the meta device: no data, but the layouts that
+    key the count caches, so that a count made outside a judge (get_sol_score in the server, the shipped
+    table) finds what a judge counted, and the reverse. None when they cannot be generated there."""
+    from solforge.problems.inputs import generate_inputs
+
+    sizes = problem.definition.resolve_axes(workload.axes)
+    try:
+        return generate_inputs(problem.definition, workload, sizes, device="meta", seed_or_generator=0,
+                               problem_folder=problem.folder)
+    except Exception:  # a custom input generator that needs data: count as if no inputs were given
+        return None
+
+
 def shipped_count_record(problem: Problem, workload: Workload) -> dict[str, Any] | None:
     """One line of :data:`SHIPPED_COUNTS`: the meta count of ``workload``, keyed as a judge keys it (inputs
     generated on the meta device have the layouts the judge's have). None when the reference does not
     run on meta tensors (a judge then counts on real inputs, which are never kept)."""
-    from solforge.problems.inputs import generate_inputs
-
     definition = problem.definition
     sizes = definition.resolve_axes(workload.axes)
-    inputs = generate_inputs(definition, workload, sizes, device="meta", seed_or_generator=0,
-                             problem_folder=problem.folder)
+    inputs = meta_inputs(problem, workload)
+    if inputs is None:
+        return None
     scalars = _scalar_values(definition, inputs, workload)
     key = _meta_cache_key(definition, sizes, inputs, scalars)
     try:
@@ -971,11 +985,31 @@ def counts_for_problem(problem: Problem, *, cache_dir: Path | None = None) -> di
         if path.is_file():
             with contextlib.suppress(ValueError, OSError):
                 return load_counts(path)
-    result: dict[str, SolCounts] = {}
-    for w in problem.workloads:
-        result[w.uuid] = count_workload(problem.definition, w.axes, workload=w, folder=problem.folder)
+    result = counts_for_workloads(problem, [w.uuid for w in problem.workloads], cache_dir=cache_dir)
     if path is not None:
         save_counts(path, result)
+    return result
+
+
+def counts_for_workloads(problem: Problem, uuids: Sequence[str], *, cache_dir: Path | None = None) -> dict[str, SolCounts]:
+    """Counts for some of a problem's workloads, keyed by uuid, each found where a judge would find it: in
+    this process, in ``<cache_dir>/sol_counts/meta`` (which judges on the same host fill), or in the
+    shipped table; traced only when none has it.
+
+    Raises
+    ------
+    KeyError
+        For a uuid that is not one of the problem's workloads.
+    CountingError
+        As :func:`count_workload`.
+    """
+    by_uuid = {w.uuid: w for w in problem.workloads}
+    store = Path(cache_dir) / "sol_counts" / "meta" if cache_dir is not None else None
+    result: dict[str, SolCounts] = {}
+    for uuid in uuids:
+        w = by_uuid[uuid]
+        result[uuid] = count_workload(problem.definition, w.axes, meta_inputs(problem, w), workload=w,
+                                      folder=problem.folder, cache_dir=store)
     return result
 
 

@@ -147,3 +147,26 @@ def test_agent_facts_count_evaluations_since_the_last_gain() -> None:
     facts = agent_facts("x", "working", assignment, jobs, [assignment], CFG, now=50.0)
     assert (facts.attempts_since_gain, facts.seconds_since_gain, facts.assigned_s) == (2, 30.0, 45.0)
     assert isinstance(jobs[0], JobOutcome)
+
+
+def test_max_agents_per_problem_from_the_command_line_puts_every_agent_to_work() -> None:
+    """The H200 swarm of 2026-12-03 ran 16 agents on 4 problems without sharing: 12 were held all run
+    ("every open problem has an agent"). ``--max-agents-per-problem`` shares problems up to N agents each."""
+    from solforge.server.cli import build_parser
+    from solforge.server.cli_swarm import _config
+
+    names = "qwen3_8b_rmsnorm,llama3_1_8b_fused_add_rmsnorm,deepseek_v3_fp8_act_quant"
+    args = build_parser().parse_args(["swarm", "run", "--problem", names, "--agents", "16",
+                                      "--max-agents-per-problem", "6"])
+    policy = _config(args).policy
+    assert policy.share_problems and policy.max_agents_per_problem == 6
+    problems = [ProblemFacts(name) for name in names.split(",")]
+    idle = [AgentFacts(f"a{i:02d}", "idle") for i in range(16)]
+    assigned = [d for d in decide(_snap(problems, idle), policy) if isinstance(d, Assign)]
+    assert len(assigned) == 16
+    per_problem = {p.name: sum(d.problem == p.name for d in assigned) for p in problems}
+    assert sorted(per_problem.values()) == [5, 5, 6]
+    unshared = _config(build_parser().parse_args(["swarm", "run", "--problem", names])).policy
+    assert not unshared.share_problems
+    held = [d for d in decide(_snap(problems, idle), unshared) if isinstance(d, Hold)]
+    assert len(held) == 13

@@ -480,15 +480,19 @@ print(json.dumps({"counts": counts.model_dump(mode="json"), "traced": "torch._dy
 """
 
 
-def _count_like_a_judge(store: Path, tables: Path) -> dict[str, Any]:
+def _count_in_a_process(script: str, folder: Path, tables: Path) -> dict[str, Any]:
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "SOLFORGE_BASELINE_TABLES": str(tables)}
-    done = subprocess.run([sys.executable, "-c", _JUDGE_LIKE_COUNT, str(store)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True,
                           timeout=300, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _count_like_a_judge(store: Path, tables: Path) -> dict[str, Any]:
+    return _count_in_a_process(_JUDGE_LIKE_COUNT, store, tables)
 
 
 def test_counts_shipped_with_the_catalogue_spare_a_first_evaluation_the_trace(tmp_path: Path) -> None:
@@ -513,3 +517,43 @@ def test_counts_shipped_with_the_catalogue_spare_a_first_evaluation_the_trace(tm
     (tables / "sol_counts.jsonl").write_text("".join(
         json.dumps({**r, "key": r["key"][::-1]}) + "\n" for r in records))  # as if counted by another torch
     assert _count_like_a_judge(tmp_path / "cache-c", tables)["traced"]
+
+
+_SERVER_LIKE_COUNT = """
+import json, sys
+from pathlib import Path
+from solforge.problems import load_problem
+from solforge.sandbox.sol.counting import counts_for_workloads
+problem = load_problem("qwen3_8b_rmsnorm")
+uuid = problem.workloads[2].uuid
+counts = counts_for_workloads(problem, [uuid], cache_dir=Path(sys.argv[1]))
+print(json.dumps({"counts": counts[uuid].model_dump(mode="json"), "traced": "torch._dynamo" in sys.modules}))
+"""
+
+
+def _count_like_the_server(cache: Path, tables: Path) -> dict[str, Any]:
+    return _count_in_a_process(_SERVER_LIKE_COUNT, cache, tables)
+
+
+def test_a_count_outside_a_judge_finds_what_a_judge_counted(tmp_path: Path) -> None:
+    """get_sol_score's count in the server (inputs described on the meta device) is keyed like a judge's (real
+    inputs), so each reads the other's tally from the shared cache instead of tracing the reference again."""
+    no_tables = tmp_path / "no-tables"
+    judged = _count_like_a_judge(tmp_path / "a" / "sol_counts" / "meta", no_tables)
+    served = _count_like_the_server(tmp_path / "a", no_tables)
+    assert judged["traced"] and not served["traced"]
+    assert served["counts"] == judged["counts"] and judged["counts"]["bytes"] > 0
+
+    first = _count_like_the_server(tmp_path / "b", no_tables)
+    assert first["traced"]
+    assert not _count_like_a_judge(tmp_path / "b" / "sol_counts" / "meta", no_tables)["traced"]
+
+
+def test_meta_tensors_given_as_inputs_are_layouts_not_data() -> None:
+    """A reference that cannot run on meta tensors is counted on real inputs made here, also when the
+    caller described the inputs with meta tensors (as counts_for_workloads does)."""
+    d = make({"x": t(["N"], "float32")}, {"y": t(["N"], "float32")},
+             "import torch\ndef run(x):\n    return x * float(x.sum().item())\n")  # .item() fails on meta
+    meta = {"x": torch.empty(8, dtype=torch.float32, device="meta")}
+    c = count_workload(d, {"N": 8}, meta)
+    assert c.method == "device" and c.bytes == 64

@@ -19,6 +19,7 @@ import pytest
 from solforge.planner import Heartbeat, JobResult, JobSpec, Ledger
 from solforge.problems import Correctness, Environment, Evaluation, Performance, Status, Trace, Workload
 from solforge.sandbox.api import BuildReport, EvalReport
+from solforge.sandbox.sol.counting import SolCounts
 from solforge.sandbox.sol.score import SOL_MARGIN, SOL_TIMER_SLACK_MS, problem_score, sol_score
 from solforge.tools.base import DEFAULT_MAX_CHARS, ToolContext, ToolServices
 from solforge.tools.errors import ToolInputError
@@ -69,7 +70,8 @@ def uuids_of(services: ToolServices, problem: str = RMSNORM) -> list[str]:
     return [w.uuid for w in services.problems.load(problem).workloads]
 
 
-def report(device: str, times: dict[str, tuple[float, float | None]], *, problem: str = RMSNORM) -> str:
+def report(device: str, times: dict[str, tuple[float, float | None]], *, problem: str = RMSNORM,
+           counts: dict[str, SolCounts] | None = None) -> str:
     """An EvalReport (JSON) with one PASSED trace per workload: {uuid: (latency_ms, baseline_ms)}."""
     traces = [
         Trace(
@@ -89,13 +91,15 @@ def report(device: str, times: dict[str, tuple[float, float | None]], *, problem
         )
         for uuid, (latency, baseline) in times.items()
     ]
-    return EvalReport(problem=problem, solution="v1", device=device, traces=traces).model_dump_json()
+    return EvalReport(problem=problem, solution="v1", device=device, traces=traces,
+                      counts=counts or {}).model_dump_json()
 
 
-async def run_on(ctx: ToolContext, device: str, times: dict[str, tuple[float, float | None]]) -> str:
+async def run_on(ctx: ToolContext, device: str, times: dict[str, tuple[float, float | None]],
+                 counts: dict[str, SolCounts] | None = None) -> str:
     """Run a benchmark whose report says it ran on ``device`` with ``times``; return the job id."""
-    code = solution(name=f"on-{len(times)}-{device.replace(' ', '-')}")
-    code["description"] = report(device, times)
+    code = solution(name=f"on-{len(times)}-{device.replace(' ', '-')}{'-counted' if counts else ''}")
+    code["description"] = report(device, times, counts=counts)
     job = await run_benchmark(RunBenchmarkInput(solution=code, wait_s=20), ctx)
     assert job.state == "done" and job.job_id, job.render()
     return job.job_id
@@ -248,3 +252,29 @@ async def test_a_cpu_job_gives_bounds_only(score_services: ToolServices) -> None
     assert [r.uuid for r in result.rows] == [uuids[1]] and result.gpu == "H200"
     assert result.rows[0].latency_ms is None and result.mean_score is None
     assert any("GPU server" in n for n in result.notes)
+
+
+async def test_a_job_is_explained_with_its_judge_s_counts(score_services: ToolServices,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU run's report carries the counts behind its T_SOL: get_sol_score uses them and counts nothing in
+    the server (on the H200 the server's own count, torch imported and 16 workloads traced, took 8.5 s)."""
+    from solforge.sandbox.sol import counting
+
+    ctx = context(score_services)
+    uuids = uuids_of(score_services)
+    judged = {uuids[0]: SolCounts(other_flops=1e6, bytes=4.8e6, input_bytes=2.4e6, output_bytes=2.4e6, method="meta")}
+    job = await run_on(ctx, H200, {uuids[0]: (0.01, 0.02)}, counts=judged)
+
+    def no_counting(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("counted in the server although the report had the counts")
+
+    monkeypatch.setattr(counting, "counts_for_workloads", no_counting)
+    result = await get_sol_score(GetSolScoreInput(job_id=job), ctx)
+    (row,) = result.rows
+    assert row.bytes == 4.8e6 and row.other_flops == 1e6  # the judge's figures, not a count of the definition
+    assert row.t_sol_ms == pytest.approx(4.8e6 / 4.8e12 * 1e3, rel=0.01)
+    # A run without counts (a CPU run, an older report) is still explained: the server counts what it lacks.
+    monkeypatch.undo()
+    plain = await run_on(ctx, H200, {uuids[1]: (0.01, 0.02)})
+    (counted,) = (await get_sol_score(GetSolScoreInput(job_id=plain), ctx)).rows
+    assert counted.uuid == uuids[1] and counted.bytes > 0 and counted.bytes != 4.8e6
