@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +60,9 @@ class SandboxRunner:
     """Runs jobs through solforge.sandbox: ``build_solution`` for compile jobs, ``evaluate`` otherwise.
 
     The leased slot decides the device: a CUDA slot sets ``device="cuda"`` and ``gpu_index``, a CPU
-    slot ``device="cpu"``. Each slot gets a warm judge (:class:`solforge.sandbox.warm.WarmJudge`),
+    slot ``device="cpu"``. Each lane of a slot gets a warm judge (:class:`solforge.sandbox.warm.WarmJudge`),
     started with the worker, so an evaluation pays neither torch's start-up nor its candidate
-    process's. The sandbox is imported only when a job runs or a judge starts, so the planner stays
+    process's, and a job loads its solution while another holds the GPU. The sandbox is imported only when a job runs or a judge starts, so the planner stays
     light.
 
     Parameters
@@ -80,37 +80,58 @@ class SandboxRunner:
     def __init__(self, cache_dir: Path | None = None, *, warm: bool = True) -> None:
         self.cache_dir = cache_dir
         self.warm = warm
-        self._judges: dict[str, Any] = {}
+        self._judges: dict[str, list[Any]] = {}
+        """Every warm judge of each slot."""
+        self._idle: dict[str, list[Any]] = {}
+        """Those not evaluating now."""
         self._lock = threading.Lock()
 
-    def _judge_for(self, slot: Slot | None) -> Any:
-        """The slot's warm judge (started on first use), or None for one-shot evaluations."""
+    def _new_judge(self, slot: Slot) -> Any:
+        from solforge.sandbox.warm import WarmJudge
+
+        judge = WarmJudge(device="cuda", gpu_index=slot.index) if slot.kind == "cuda" else WarmJudge(device="cpu")
+        self._judges.setdefault(slot.id, []).append(judge)
+        return judge
+
+    @contextlib.contextmanager
+    def _judge_for(self, slot: Slot | None) -> Iterator[Any]:
+        """A warm judge of the slot that no other job is using (None for one-shot evaluations).
+
+        A slot's lanes each get their own judge: one job loads its solution and prepares while another
+        holds the GPU's lease, where a shared judge would make it wait for the other's report. The
+        judge used last is handed out first, so that one agent's evaluations in a row keep to one judge
+        (its loaded problems, its spares started for the recent languages)."""
         if not self.warm or slot is None:
-            return None
+            yield None
+            return
         with self._lock:
-            judge = self._judges.get(slot.id)
-            if judge is None:
-                from solforge.sandbox.warm import WarmJudge
+            idle = self._idle.setdefault(slot.id, [])
+            judge = idle.pop() if idle else self._new_judge(slot)
+        try:
+            yield judge
+        finally:
+            with self._lock:
+                if judge in self._judges.get(slot.id, []):  # not closed meanwhile
+                    self._idle.setdefault(slot.id, []).append(judge)
 
-                if slot.kind == "cuda":
-                    judge = WarmJudge(device="cuda", gpu_index=slot.index)
-                else:
-                    judge = WarmJudge(device="cpu")
-                self._judges[slot.id] = judge
-            return judge
-
-    def start(self, slots: Sequence[Slot]) -> None:
-        """Start every slot's warm judge now, so that the first job finds it up; on a GPU host, build
-        the precompiled torch header for cuda_cpp solutions in the background (once per machine)."""
+    def start(self, slots: Sequence[Slot], *, lanes: Mapping[str, int] | None = None) -> None:
+        """Start the warm judges now, one per lane of each slot (``lanes``: by slot id, default one), so
+        that the first jobs find them up; on a GPU host, build the precompiled torch header for cuda_cpp
+        solutions in the background (once per machine)."""
         if any(slot.kind == "cuda" for slot in slots):
             threading.Thread(target=self._prepare_pch, name="solforge-pch", daemon=True).start()
+        if not self.warm:
+            return
         for slot in slots:
-            judge = self._judge_for(slot)
-            if judge is not None:
+            with self._lock:
+                wanted = max(1, (lanes or {}).get(slot.id, 1)) - len(self._judges.get(slot.id, []))
+                fresh = [self._new_judge(slot) for _ in range(wanted)]
+                self._idle.setdefault(slot.id, []).extend(fresh)
+            for judge in fresh:
                 try:
                     judge.start()
                 except Exception as exc:  # the first job starts it again and reports what fails
-                    log.warning("slot %s: the warm judge did not start: %s", slot.id, exc)
+                    log.warning("slot %s: a warm judge did not start: %s", slot.id, exc)
 
     def _prepare_pch(self) -> None:
         from solforge.problems.config import cache_dir
@@ -125,7 +146,8 @@ class SandboxRunner:
     def close(self) -> None:
         """Stop the warm judges (and the candidate processes they keep ready)."""
         with self._lock:
-            judges, self._judges = list(self._judges.values()), {}
+            judges = [judge for slot_judges in self._judges.values() for judge in slot_judges]
+            self._judges, self._idle = {}, {}
         for judge in judges:
             with contextlib.suppress(Exception):
                 judge.close()
@@ -160,8 +182,8 @@ class SandboxRunner:
                 elif event.kind == "build" and event.build is not None:
                     heartbeat("built" if event.build.ok else "build failed")
 
-            report = evaluate(request, on_event=on_event, cancel=cancel, judge=self._judge_for(job.slot),
-                              gpu_lease=job.gpu_lease)
+            with self._judge_for(job.slot) as judge:
+                report = evaluate(request, on_event=on_event, cancel=cancel, judge=judge, gpu_lease=job.gpu_lease)
         except InfrastructureError as exc:
             return JobResult.infra_error(str(exc), suspect_gpu=job.slot is not None)
         except (ProblemNotFound, FormatError) as exc:

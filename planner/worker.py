@@ -101,10 +101,11 @@ class WorkerConfig:
     """Health-check an idle slot at least this often (and always after an abnormal lease end)."""
     result_retry_s: float = 600.0
     """Keep retrying the write of a finished result this long while the database is away."""
-    lanes_per_gpu: int = 2
-    """Jobs a CUDA slot works on at once when the runner leases its GPU work itself: one builds and
-    starts while another holds the GPU's lease, so the GPU does not wait for builds. CPU slots keep
-    one (a build beside a CPU timing would disturb it)."""
+    lanes_per_gpu: int = field(default_factory=lambda: int(os.environ.get("SOLFORGE_LANES_PER_GPU", "2")))
+    """Jobs a CUDA slot works on at once when the runner leases its GPU work itself: one builds, starts
+    and loads its solution (in a warm judge of its own) while another holds the GPU's lease, so the GPU
+    does not wait for them. CPU slots keep one (a build beside a CPU timing would disturb it).
+    ``SOLFORGE_LANES_PER_GPU=1`` serialises a slot's jobs, to compare what the overlap costs the timings."""
 
     def __post_init__(self) -> None:
         if self.heartbeat_s <= 0 or self.lease_s < 2 * self.heartbeat_s:
@@ -291,8 +292,8 @@ class Worker:
         for slot in self.slots:
             self._record_health(slot)
         start_runner = getattr(self.runner, "start", None)
-        if callable(start_runner):  # a runner that keeps processes warm starts them now
-            start_runner(self.slots)
+        if callable(start_runner):  # a runner that keeps processes warm starts them now, one per lane
+            start_runner(self.slots, lanes={slot.id: self._lanes(slot) for slot in self.slots})
         self._started = True
         self._maintenance = threading.Thread(
             target=self._maintenance_loop, name=f"solforge-maint-{self.id}", daemon=True
