@@ -62,8 +62,8 @@ class SandboxRunner:
     The leased slot decides the device: a CUDA slot sets ``device="cuda"`` and ``gpu_index``, a CPU
     slot ``device="cpu"``. Each lane of a slot gets a warm judge (:class:`solforge.sandbox.warm.WarmJudge`),
     started with the worker, so an evaluation pays neither torch's start-up nor its candidate
-    process's, and a job loads its solution while another holds the GPU. The sandbox is imported only when a job runs or a judge starts, so the planner stays
-    light.
+    process's, and a job loads its solution while another holds the GPU. The sandbox is imported only
+    when a job runs or a judge starts, so the planner stays light.
 
     Parameters
     ----------
