@@ -78,9 +78,13 @@ case "$step" in
     # The CuTe DSL twice with the same caches: does a second process keep its 3 s first call?
     export CUDA_CACHE_PATH=/tmp/solforge-probe-cache/cuda CUTE_DSL_CACHE_DIR=/tmp/solforge-probe-cache/cute_dsl
     rm -rf /tmp/solforge-probe-cache
-    for run in cute_dsl cute_dsl_again pytorch; do
-      timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/${run%_again}.json \
-        --out "$OUT/host_cost_$run.json" > "$OUT/host_cost_$run.log" 2>&1
+    # Then with a trivial kernel of the probe's own compiled and called first: a cost of the DSL's runtime,
+    # which a spare could pay before any solution is imported, or of the solution's own kernel?
+    for run in cute_dsl cute_dsl_again cute_dsl_prewarm pytorch; do
+      extra=(); [ "$run" = cute_dsl_prewarm ] && extra=(--prewarm)
+      solution=${run%_again}; solution=${solution%_prewarm}
+      timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/$solution.json \
+        "${extra[@]}" --out "$OUT/host_cost_$run.json" > "$OUT/host_cost_$run.log" 2>&1
       tail -n 1 "$OUT/host_cost_$run.log"
     done
     unset CUDA_CACHE_PATH CUTE_DSL_CACHE_DIR
