@@ -148,9 +148,11 @@ class EvalReport(SandboxModel):
     """Seconds spent in each phase, for turnaround figures: ``startup`` (a one-shot judge's own torch and
     CUDA), ``build``, ``load`` (taking a candidate process and loading the solution into it; it
     includes ``spare_wait``, the wait for a process still starting up, and ``import``, the solution's
-    import as the candidate reports it), ``gpu_wait`` (a gated request's wait for the caller's go),
-    ``inputs``, ``buffers``, ``check``, ``compare``, ``timed``, ``count``, ``score``, ``baseline``, and
-    ``workloads`` (the workload loop, less load and baseline)."""
+    import as the candidate reports it), ``baseline_load`` (a gated request that will time baselines
+    starting their processes before the gate), ``gpu_wait`` (a gated request's wait for the caller's go),
+    ``inputs``, ``buffers``, ``check``, ``compare``, ``timed``, ``count``, ``score``, ``workloads`` (the
+    workload loop, less load), and ``baseline`` (timing the baselines the cache lacked, after the loop,
+    once the candidate process has gone: it also starts their processes when ``baseline_load`` did not)."""
 
     @property
     def all_passed(self) -> bool:

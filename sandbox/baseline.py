@@ -162,19 +162,38 @@ class BaselineTimer:
         self.cuda = cuda
         self.timeout_s = timeout_s
         self.procs: dict[str, CandidateProcess] = {}
+        self.load_errors: dict[str, str] = {}
+
+    def open_all(self) -> None:
+        """Start every variant's process and load the reference in it now: CPU work, which an evaluation
+        that will need a baseline does before it takes the GPU's lease rather than inside it."""
+        for variant in self.variants:
+            self._process(variant)
+
+    def _process(self, variant: str) -> CandidateProcess | str:
+        """The variant's loaded process (started on first use), or why it could not be loaded."""
+        proc = self.procs.get(variant)
+        if proc is not None and proc.alive:
+            return proc
+        if variant in self.load_errors:  # it fails the same way every time: not tried again
+            return self.load_errors[variant]
+        opened = self.open_process(self.variants[variant], f"baseline-{variant}")
+        if isinstance(opened, str):
+            return opened
+        proc, answer = opened
+        if not answer.get("ok"):
+            proc.discard()
+            self.load_errors[variant] = f"load failed: {tail(answer.get('error', ''))}"
+            return self.load_errors[variant]
+        self.procs[variant] = proc
+        return proc
 
     def _time_variant(self, variant: str, inputs: list[Any], buffers: list[Any], specs: list[list[Any]],
                       timer: str) -> float | str:
         """Median latency (ms) of one variant, or the reason it failed."""
-        proc = self.procs.get(variant)
-        if proc is None or not proc.alive:
-            opened = self.open_process(self.variants[variant], f"baseline-{variant}")
-            if isinstance(opened, str):
-                return opened
-            proc, answer = opened
-            self.procs[variant] = proc
-            if not answer.get("ok"):
-                return f"load failed: {tail(answer.get('error', ''))}"
+        proc = self._process(variant)
+        if isinstance(proc, str):
+            return proc
         answer, _ = proc.request(
             {"cmd": "time", "inputs": inputs, "outputs": buffers, "output_specs": specs,
              "warmup": BASELINE_WARMUP if self.cuda else 1, "iterations": BASELINE_ITERATIONS if self.cuda else 5,

@@ -177,6 +177,19 @@ class _Loaded:
     signature: tuple[Any, ...]
 
 
+@dataclass
+class _Unscored:
+    """A workload that passed and was timed, waiting for a baseline measured after the loop."""
+
+    index: int
+    workload: Workload
+    sizes: dict[str, int]
+    perf: Performance
+    correctness: Correctness
+    counts: Any
+    warnings: list[str]
+
+
 class JudgeState:
     """What one judge process keeps between evaluations: torch and the GPU, the shared memory pool,
     loaded problems, and the spare candidate process.
@@ -369,6 +382,8 @@ class Judge:
         self.phases: dict[str, float] = {}
         self.counts: dict[str, SolCounts] = {}
         """The speed-of-light counts of the workloads timed so far (the report carries them)."""
+        self.unscored: dict[str, _Unscored] = {}
+        """Passed workloads whose baseline is measured once the candidate is done (see :meth:`score_unscored`)."""
         if not state.warm and state.startup_s is not None:
             self.phases["startup"] = state.startup_s
             self.phases.update(state.startup_parts)
@@ -460,12 +475,16 @@ class Judge:
             self.candidate.kill()
         return self.load_failure is None
 
-    def wait_for_gpu(self) -> None:
-        """Load the solution (CPU work), then wait for the caller's ``go`` (``gpu_gate``): a worker takes
-        the GPU's lease meanwhile, so the lease covers GPU work only. A solution that does not load
-        needs no GPU: its workloads fail without one, and the caller is not asked."""
+    def wait_for_gpu(self, workloads: list[Workload]) -> None:
+        """Load the solution, and the reference's baseline processes when a workload has no baseline yet
+        (CPU work), then wait for the caller's ``go`` (``gpu_gate``): a worker takes the GPU's lease
+        meanwhile, so the lease covers GPU work only. A solution that does not load needs no GPU: its
+        workloads fail without one, and the caller is not asked."""
         if not self.load_candidate():
             return
+        if self.options.time_baseline and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads):
+            with self.phase("baseline_load"):  # its processes started and loaded now, not under the lease
+                self.baseline_timer.open_all()
         with self.phase("gpu_wait"):
             emit(EvalEvent(kind="gpu"))
             line = sys.stdin.readline()
@@ -541,6 +560,11 @@ class Judge:
         return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
                             prefix + answer.get("error", ""), self.env)
 
+    def output_specs(self, sizes: dict[str, int]) -> list[list[Any]]:
+        """Each output's name, shape and torch dtype, as the candidate's commands take them."""
+        definition = self.problem.definition
+        return [[n, list(s), str(definition.outputs[n].dtype.to_torch())] for n, s in definition.output_shapes(sizes).items()]
+
     def evaluate_workload(self, workload: Workload, timeout_s: float) -> Trace:
         """Correctness rounds, then timing, within ``timeout_s`` for the candidate's calls together."""
         self.failure_kind = None
@@ -552,8 +576,7 @@ class Judge:
             sizes = definition.resolve_axes(workload.axes)
         except ValueError as exc:
             return failed_trace(self.problem, self.solution.name, workload, Status.INVALID_REFERENCE, str(exc), self.env)
-        specs = [[n, list(s), str(definition.outputs[n].dtype.to_torch())]
-                 for n, s in definition.output_shapes(sizes).items()]
+        specs = self.output_specs(sizes)
         cuda_ipc = self.device.type == "cuda"
         worst = Check(Status.PASSED)
         rounds = self.options.rounds + (5 if self.options.submission else 0)
@@ -707,22 +730,34 @@ class Judge:
                 "every call must do the whole computation (no batching across calls, no skipping)", self.env)
         perf = Performance(latency_ms=resolved_median(times), timer=measurement["timer"], iterations=iterations,
                            latency_iqr_ms=interquartile_range(times))
-        baseline = self.baseline_for(workload, shared_inputs, buffers, specs)
         with self.phase("count"):
             counts = self.flops_and_bytes(sizes, shared_inputs)
         if counts is not None:
             self.counts[workload.uuid] = counts
+        if self.options.time_baseline and self.baselines.get(self.baseline_key(workload)) is None:
+            # Measured after the loop, when the candidate is gone: timed now, the reference would need the
+            # candidate killed first (a native thread of its own could slow the reference: baseline
+            # sabotage) and a new one started for the next workload, inside the GPU lease (108 s of a
+            # 14-workload evaluation's 156 s lease in the H200 swarm of 2026-12-03).
+            self.unscored[workload.uuid] = _Unscored(-1, workload, sizes, perf, correctness, counts, warnings)
+            return self.scored_trace(self.unscored[workload.uuid], None)
+        return self.scored_trace(_Unscored(-1, workload, sizes, perf, correctness, counts, warnings),
+                                 self.baseline_for(workload))
+
+    def scored_trace(self, timed: _Unscored, baseline: BaselineRecord | None) -> Trace:
+        """The PASSED trace of a timed workload with its baseline and speed-of-light scores, or the
+        REWARD_HACK verdict of the speed-of-light check."""
         with self.phase("score"):
-            verdict = attach_scores(perf, baseline, counts=counts, hardware=self.env.hardware,
-                                    calibration_dir=self.cache_dir / "calibration", warnings=warnings)
+            verdict = attach_scores(timed.perf, baseline, counts=timed.counts, hardware=self.env.hardware,
+                                    calibration_dir=self.cache_dir / "calibration", warnings=timed.warnings)
         if verdict is not None:
-            return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
+            return failed_trace(self.problem, self.solution.name, timed.workload, Status.REWARD_HACK, verdict, self.env)
         return Trace(
             definition=self.problem.name,
             solution=self.solution.name,
-            workload=workload,
-            evaluation=Evaluation(status=Status.PASSED, log="; ".join(warnings), correctness=correctness,
-                                  performance=perf, environment=self.env),
+            workload=timed.workload,
+            evaluation=Evaluation(status=Status.PASSED, log="; ".join(timed.warnings), correctness=timed.correctness,
+                                  performance=timed.perf, environment=self.env),
         )
 
     def quiet_host(self) -> contextlib.AbstractContextManager[int]:
@@ -734,28 +769,39 @@ class Judge:
             return self.state.spares.starting_ones_paused()
         return contextlib.nullcontext(0)
 
-    def baseline_for(self, workload: Workload, inputs: list[Any], buffers: list[Any],
-                     specs: list[list[Any]]) -> BaselineRecord | None:
-        """The workload's baseline: known, cached or shipped, else measured now (and kept)."""
+    def baseline_for(self, workload: Workload) -> BaselineRecord | None:
+        """The workload's baseline when it is known, cached or shipped (None: not timed or not known)."""
         if not self.options.time_baseline:
             return None
-        key = self.baseline_key(workload)
-        record = self.baselines.get(key)
-        if record is not None:
-            return record
-        if self.defences and self.device.type == "cuda" and self.candidate is not None:
-            # The reference is about to be timed: a candidate left alive could keep the GPU busy from a
-            # native thread (baseline sabotage). It restarts for the next workload, in a spare.
-            self.candidate.kill()
-        started = time.perf_counter()
-        with self.quiet_host():
-            record = self.baseline_timer.measure(key, self.problem.name, workload, self.env.hardware, inputs,
-                                                 buffers, specs, self.options.timer)
-        if self.candidate is not None and not self.candidate.alive:
-            self.state.spares.fill(self.profile, count=1)
-        self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started
-        self.baselines.put(record)
-        return record
+        return self.baselines.get(self.baseline_key(workload))
+
+    def score_unscored(self, report: EvalReport) -> None:
+        """Measure the baselines the loop found missing, each on fresh inputs of its workload, with no
+        candidate process alive, then score those traces and send them."""
+        progress(f"timing the reference as the baseline of {len(self.unscored)} workload(s): once, then kept")
+        if self.candidate is not None:
+            self.candidate.close()  # as at the end (its exit may write JIT caches), then killed with all it started
+        for timed in sorted(self.unscored.values(), key=lambda t: t.index):
+            started = time.perf_counter()
+            key = self.baseline_key(timed.workload)
+            record = self.baselines.get(key)  # another workload of the same shape may have measured it
+            try:
+                if record is None:
+                    with self.phase("inputs"):
+                        inputs = self.make_inputs(timed.workload, timed.sizes, 0)
+                        references = self.run_reference(inputs)
+                        shared_inputs, buffers = self.to_shared(inputs), self.output_buffers(references)
+                    with self.quiet_host():
+                        record = self.baseline_timer.measure(key, self.problem.name, timed.workload, self.env.hardware,
+                                                             shared_inputs, buffers, self.output_specs(timed.sizes),
+                                                             self.options.timer)
+                    self.baselines.put(record)
+            except Exception as exc:  # the trace keeps its latency; only the comparison is missing
+                timed.warnings.append(f"baseline: the reference could not be timed ({tail(str(exc), 600)})")
+            self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started
+            report.traces[timed.index] = self.scored_trace(timed, record)
+            emit(EvalEvent(kind="trace", trace=report.traces[timed.index]))
+        self.unscored.clear()
 
     def flops_and_bytes(self, sizes: dict[str, int], inputs: list[Any]) -> Any:
         """The workload's FLOP and byte counts for the speed of light (None on the CPU)."""
@@ -824,7 +870,7 @@ class Judge:
                            f"compiled for {self.target_arch()} but not run: {language.value} needs a GPU and none is visible")
             return self.finish(report, started)
         if self.request.gpu_gate and self.state.warm:
-            self.wait_for_gpu()
+            self.wait_for_gpu(workloads)
         total = len(workloads)
         strikes: dict[_FailureKind, list[tuple[Workload, Trace]]] = {}
         stopped: _FailureKind | None = None
@@ -845,9 +891,13 @@ class Judge:
                     if len(strikes[self.failure_kind]) >= 2:
                         stopped = self.failure_kind
             report.traces.append(trace)
-            emit(EvalEvent(kind="trace", trace=trace))
-        self.phases["workloads"] = time.perf_counter() - loop_started - self.phases.get("baseline", 0.0) \
-            - (self.phases.get("load", 0.0) - load_before)
+            if workload.uuid in self.unscored:
+                self.unscored[workload.uuid].index = len(report.traces) - 1  # sent once it has its baseline
+            else:
+                emit(EvalEvent(kind="trace", trace=trace))
+        self.phases["workloads"] = time.perf_counter() - loop_started - (self.phases.get("load", 0.0) - load_before)
+        if self.unscored:
+            self.score_unscored(report)
         report.timer = next((t.evaluation.performance.timer for t in report.traces
                              if t.evaluation and t.evaluation.performance), None)
         return self.finish(report, started)

@@ -65,6 +65,22 @@ def test_a_second_evaluation_is_at_least_three_times_faster_with_the_same_verdic
     assert "import" in first.phases and "import" in second.phases
 
 
+def test_missing_baselines_are_timed_after_the_candidate_is_done_and_their_traces_sent_then(
+        judge: WarmJudge, tmp_path: Path) -> None:
+    events: list[EvalEvent] = []
+    report = evaluate(_request(load_solution(DATA / "solution_pytorch.json"), tmp_path / "cache"),
+                      on_event=events.append, judge=judge)
+    assert _statuses(report) == [Status.PASSED] * 3 and len(report.baselines) == 3
+    kinds = [e.kind if e.kind != "progress" else (e.message or "").split(" ")[0] for e in events]
+    # Every workload ran in the one candidate before any reference was timed (no restart per workload);
+    # each trace then came with its baseline, in the workloads' order.
+    assert kinds.index("timing") > max(i for i, k in enumerate(kinds) if k == "workload")
+    traces = [e.trace for e in events if e.kind == "trace"]
+    assert [t.workload.uuid for t in traces] == [t.workload.uuid for t in report.traces]
+    assert all(t.evaluation.performance.baseline_latency_ms for t in traces)
+    assert report.phases["baseline"] > 0
+
+
 def test_the_warm_judge_survives_a_crash_a_hang_and_a_forged_answer(judge: WarmJudge, tmp_path: Path) -> None:
     crash = "import ctypes\ndef run(hidden_states, weight, eps, output):\n    ctypes.string_at(0)\n"
     hang = "def run(hidden_states, weight, eps, output):\n    while True:\n        pass\n"
@@ -112,6 +128,8 @@ def test_a_gated_evaluation_takes_the_gpu_lease_only_after_building_and_loading(
     assert order[:2] == ["build", "lease"] and order[-2:] == ["report", "release"], order
     assert order[2:-2] == ["workload"] * 3, order  # every workload ran inside the lease
     assert report.phases["load"] > 0 and report.phases["gpu_wait"] >= 0.5
+    # The cache had no baselines: their processes started and loaded the reference before the lease too.
+    assert report.phases["baseline_load"] > 0 and len(report.baselines) == 3
     held = events[-1][1] - dict(events)["lease"]
     assert held < report.seconds - report.phases["load"], (held, report.phases)
 
