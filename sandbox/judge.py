@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import hashlib
+import json
 import math
 import os
 import secrets
@@ -128,7 +130,7 @@ def held_out_workloads(problem: Problem, count: int, rng: secrets.SystemRandom) 
         return []
     published = sorted(problem.workloads, key=lambda w: sum(w.axes.values()))
     out: list[Workload] = []
-    for attempt in range(count * 20):
+    for _ in range(count * 20):
         if len(out) == count:
             break
         base = published[rng.randrange(0, max(1, len(published) // 2 + 1))]
@@ -145,9 +147,18 @@ def held_out_workloads(problem: Problem, count: int, rng: secrets.SystemRandom) 
         inputs = {k: v for k, v in base.inputs.items() if v.type in ("random", "scalar", "custom")}
         if len(inputs) != len(base.inputs):
             continue  # a workload with real tensors from a file cannot move to another size
-        out.append(Workload(uuid=f"heldout-{attempt}-{secrets.token_hex(4)}", axes=axes, inputs=inputs,
-                            tolerance=base.tolerance))
+        held = Workload(uuid="heldout", axes=axes, inputs=inputs, tolerance=base.tolerance)
+        out.append(held.model_copy(update={"uuid": held_out_uuid(held)}))
     return out
+
+
+def held_out_uuid(workload: Workload) -> str:
+    """The same for the same sizes, inputs and tolerance: a baseline measured for a held-out workload
+    is found again when a later submission draws it (in the H200 swarm of 2026-12-03, every submission
+    timed the reference and torch.compile on two new workloads inside its GPU lease, 16-22 s). It says
+    nothing the trace's axes do not."""
+    fields = {k: v for k, v in workload.to_json_dict().items() if k != "uuid"}
+    return "heldout-" + hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def guess_device(options: EvalOptions) -> str:

@@ -18,8 +18,8 @@
 #   loop        benchmarks/gpu/mcp_loop.py: the whole agent loop through the MCP server in all four languages, every
 #               language submitted and ranked, then get_leaderboard -> $OUT/mcp_loop.json
 #   quick       the GPU test added since the last run (candidates pinned to the GPU's NUMA node)
-#   cute        where the CuTe DSL rmsnorm's correctness checks spend their time (probe_host_cost.py, then one
-#               workload through the judge with the defences off and on)
+#   cute        where the CuTe DSL and Triton rmsnorms' first calls spend their time (probe_host_cost.py, then
+#               one CuTe DSL workload through the judge with the defences off and on)
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
@@ -80,7 +80,8 @@ case "$step" in
     rm -rf /tmp/solforge-probe-cache
     # Then with a trivial kernel of the probe's own compiled and called first: a cost of the DSL's runtime,
     # which a spare could pay before any solution is imported, or of the solution's own kernel?
-    for run in cute_dsl cute_dsl_again cute_dsl_prewarm pytorch; do
+    # Triton's warm check still spends 0.8 s in first calls per shape (2026-12-03, fourth run): profiled too.
+    for run in cute_dsl cute_dsl_again cute_dsl_prewarm triton pytorch; do
       extra=(); [ "$run" = cute_dsl_prewarm ] && extra=(--prewarm)
       solution=${run%_again}; solution=${solution%_prewarm}
       timeout 120 python3 benchmarks/gpu/probe_host_cost.py benchmarks/solutions/qwen3_8b_rmsnorm/$solution.json \

@@ -127,12 +127,28 @@ def main() -> int:
     _per_call_ms(module.run, fresh, args.calls)
     profile.disable()
     result["profile_fresh"] = _top(profile, 18)
+    # The first call at each of qwen3_8b_rmsnorm's other token counts, as the judge's checks make them: a
+    # JIT that specialises per shape (Triton's divisibility by 16, say) pays here, once per variant.
+    per_shape = cProfile.Profile()
+    result["first_call_per_shape_ms"] = {}
+    for tokens in (1, 2, 4, 8, 16, 32, 128, 256, 512, 1000, 1024, 2048, 4096, 8192, 16384):
+        x = torch.randn(tokens, 4096, device=device, dtype=torch.bfloat16)
+        w, out = torch.randn(4096, device=device, dtype=torch.bfloat16), torch.empty_like(x)
+        started = time.perf_counter()
+        per_shape.enable()
+        module.run(x, w, out)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        per_shape.disable()
+        result["first_call_per_shape_ms"][tokens] = round((time.perf_counter() - started) * 1e3, 2)
+    result["profile_per_shape"] = _top(per_shape, 25, "tottime")
     guard = defences.AuditGuard()
     guard.install([str(folder)], folder, defences.invoker_codes([module.run]))
     result["fresh_audited_ms"] = _per_call_ms(module.run, fresh, args.calls)
     result["same_audited_ms"] = _per_call_ms(module.run, lambda _i: kept, args.calls)
     result["audit_violations"] = guard.violations[:5]
-    print(result["profile_first"], result["profile_first_own"], result["profile_fresh"], sep="\n", file=sys.stderr)
+    print(result["profile_first"], result["profile_first_own"], result["profile_fresh"], result["profile_per_shape"],
+          sep="\n", file=sys.stderr)
     print(json.dumps({k: v for k, v in result.items() if not k.startswith("profile_")}), flush=True)
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
