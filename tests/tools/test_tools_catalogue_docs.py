@@ -181,7 +181,7 @@ async def test_read_docs_topics_read_and_search() -> None:
     ctx = context(services)
     topics = await read_docs(ReadDocsInput(), ctx)
     names = {t.topic for t in topics.topics or []}
-    assert {"protocol", "solution-format", "cuda-cpp", "cute-dsl", "triton", "pytorch", "gpu-h200"} <= names
+    assert {"protocol", "solution-format", "cuda-cpp", "cute-dsl", "triton", "pytorch", "gpu-h200", "profiling"} <= names
     assert {"api-cute", "api-triton"} <= names
     page = await read_docs(ReadDocsInput(topic="protocol", max_chars=2000), ctx)
     assert page.text and page.text.startswith("# The solforge protocol") and page.next_offset is not None
@@ -195,6 +195,8 @@ async def test_read_docs_topics_read_and_search() -> None:
         ReadDocsInput(topic=hits.hits[0].topic, offset=hits.hits[0].offset, max_chars=600), ctx
     )
     assert jump.text
+    stalls = await read_docs(ReadDocsInput(query="long_scoreboard stall"), ctx)
+    assert stalls.hits and stalls.hits[0].topic == "profiling"  # an agent reading ncu's stall names finds the guide
     scoped = await read_docs(ReadDocsInput(query="wgmma", topic="cuda-cpp"), ctx)
     assert scoped.hits and all(h.topic == "cuda-cpp" for h in scoped.hits)
     underscored = await read_docs(ReadDocsInput(topic="cuda_cpp", max_chars=500), ctx)
