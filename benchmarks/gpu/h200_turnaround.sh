@@ -20,10 +20,12 @@
 #   quick       the GPU test added since the last run (candidates pinned to the GPU's NUMA node)
 #   cute        where the CuTe DSL and Triton rmsnorms' first calls spend their time (probe_host_cost.py, then
 #               one CuTe DSL workload through the judge with the defences off and on)
+#   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
+#               (a lane loading a solution beside the other lane's timing)?
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute interference)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -71,6 +73,9 @@ case "$step" in
     timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_candidate_affinity.py \
       -p no:cacheprovider > "$OUT/quick_tests.log" 2>&1
     tail -n 6 "$OUT/quick_tests.log" ;;
+  interference)
+    timeout 120 python3 benchmarks/gpu/probe_interference.py --out "$OUT/interference.json" > "$OUT/interference.log" 2>&1
+    tail -n 4 "$OUT/interference.log" ;;
   cute)
     # Why the CuTe DSL rmsnorm's correctness checks take 2-3.4 s of a 5 s warm call (2026-12-03): its host
     # time per call in-process (fresh tensors, the same tensors, with the audit hook), against PyTorch's,
