@@ -386,7 +386,7 @@ def import_torch_lazy_modules() -> None:
     checks of many ops import ``torch.fx.experimental.symbolic_shapes``, and with it sympy. That was 3 s
     of a CuTe DSL rmsnorm's first call on the H200 (2026-12-03, sympy without bytecode), paid in every
     candidate process inside the judge's checks; imported here, a spare pays it before it is needed.
-    Only on a GPU: a CPU candidate's start-up is what the CPU's tests wait for."""
+    :func:`_warm_up` calls it on a GPU only: a CPU candidate's start-up is what the CPU's tests wait for."""
     with contextlib.suppress(Exception):
         import torch.fx.experimental.symbolic_shapes  # noqa: F401
 

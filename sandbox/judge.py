@@ -189,15 +189,14 @@ class _Loaded:
 
 
 @dataclass
-class _Unscored:
-    """A workload that passed and was timed, waiting for a baseline measured after the loop."""
+class _Timed:
+    """A workload that passed its checks and was timed: what its trace is scored from."""
 
-    index: int
     workload: Workload
     sizes: dict[str, int]
     perf: Performance
     correctness: Correctness
-    counts: Any
+    counts: SolCounts | None
     warnings: list[str]
 
 
@@ -393,7 +392,7 @@ class Judge:
         self.phases: dict[str, float] = {}
         self.counts: dict[str, SolCounts] = {}
         """The speed-of-light counts of the workloads timed so far (the report carries them)."""
-        self.unscored: dict[str, _Unscored] = {}
+        self.unscored: dict[str, _Timed] = {}
         """Passed workloads whose baseline is measured once the candidate is done (see :meth:`score_unscored`)."""
         if not state.warm and state.startup_s is not None:
             self.phases["startup"] = state.startup_s
@@ -745,17 +744,20 @@ class Judge:
             counts = self.flops_and_bytes(sizes, shared_inputs)
         if counts is not None:
             self.counts[workload.uuid] = counts
-        if self.options.time_baseline and self.baselines.get(self.baseline_key(workload)) is None:
+        timed = _Timed(workload, sizes, perf, correctness, counts, warnings)
+        baseline = self.baseline_for(workload)
+        trace = self.scored_trace(timed, baseline)
+        if self.options.time_baseline and baseline is None and trace.evaluation is not None \
+                and trace.evaluation.status is Status.PASSED:
             # Measured after the loop, when the candidate is gone: timed now, the reference would need the
             # candidate killed first (a native thread of its own could slow the reference: baseline
             # sabotage) and a new one started for the next workload, inside the GPU lease (108 s of a
-            # 14-workload evaluation's 156 s lease in the H200 swarm of 2026-12-03).
-            self.unscored[workload.uuid] = _Unscored(-1, workload, sizes, perf, correctness, counts, warnings)
-            return self.scored_trace(self.unscored[workload.uuid], None)
-        return self.scored_trace(_Unscored(-1, workload, sizes, perf, correctness, counts, warnings),
-                                 self.baseline_for(workload))
+            # 14-workload evaluation's 156 s lease in the H200 swarm of 2026-12-03). Until then the trace
+            # is held back; a speed-of-light verdict needs no baseline and is sent at once.
+            self.unscored[workload.uuid] = timed
+        return trace
 
-    def scored_trace(self, timed: _Unscored, baseline: BaselineRecord | None) -> Trace:
+    def scored_trace(self, timed: _Timed, baseline: BaselineRecord | None) -> Trace:
         """The PASSED trace of a timed workload with its baseline and speed-of-light scores, or the
         REWARD_HACK verdict of the speed-of-light check."""
         with self.phase("score"):
@@ -792,7 +794,8 @@ class Judge:
         progress(f"timing the reference as the baseline of {len(self.unscored)} workload(s): once, then kept")
         if self.candidate is not None:
             self.candidate.close()  # as at the end (its exit may write JIT caches), then killed with all it started
-        for timed in sorted(self.unscored.values(), key=lambda t: t.index):
+        position = {trace.workload.uuid: i for i, trace in enumerate(report.traces)}
+        for timed in self.unscored.values():  # in the workloads' order
             started = time.perf_counter()
             key = self.baseline_key(timed.workload)
             record = self.baselines.get(key)  # another workload of the same shape may have measured it
@@ -810,8 +813,9 @@ class Judge:
             except Exception as exc:  # the trace keeps its latency; only the comparison is missing
                 timed.warnings.append(f"baseline: the reference could not be timed ({tail(str(exc), 600)})")
             self.phases["baseline"] = self.phases.get("baseline", 0.0) + time.perf_counter() - started
-            report.traces[timed.index] = self.scored_trace(timed, record)
-            emit(EvalEvent(kind="trace", trace=report.traces[timed.index]))
+            index = position[timed.workload.uuid]
+            report.traces[index] = self.scored_trace(timed, record)
+            emit(EvalEvent(kind="trace", trace=report.traces[index]))
         self.unscored.clear()
 
     def flops_and_bytes(self, sizes: dict[str, int], inputs: list[Any]) -> Any:
@@ -902,9 +906,7 @@ class Judge:
                     if len(strikes[self.failure_kind]) >= 2:
                         stopped = self.failure_kind
             report.traces.append(trace)
-            if workload.uuid in self.unscored:
-                self.unscored[workload.uuid].index = len(report.traces) - 1  # sent once it has its baseline
-            else:
+            if workload.uuid not in self.unscored:  # those are sent once they have their baselines
                 emit(EvalEvent(kind="trace", trace=trace))
         self.phases["workloads"] = time.perf_counter() - loop_started - (self.phases.get("load", 0.0) - load_before)
         if self.unscored:

@@ -233,11 +233,9 @@ def _counts(problem: Problem, ctx: ToolContext, needed: list[str],
         cached = _counts_cache.setdefault((problem.name, id(problem)), {})
         cached.update({uuid: c for uuid, c in (known or {}).items() if uuid in needed})
         missing = [uuid for uuid in needed if uuid not in cached]
-    if missing:
-        counted = counts_for_workloads(problem, missing, cache_dir=ctx.settings.cache_dir or cache_dir())
-        with _counts_lock:
-            cached.update(counted)
+    counted = counts_for_workloads(problem, missing, cache_dir=ctx.settings.cache_dir or cache_dir()) if missing else {}
     with _counts_lock:
+        cached.update(counted)
         return {uuid: cached[uuid] for uuid in needed}
 
 
