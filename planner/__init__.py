@@ -47,8 +47,9 @@ Jobs
     ``compile`` jobs build on any worker's CPU and take no lease; ``benchmark`` and ``submit`` jobs
     run only while holding a lease on a slot (a CUDA GPU, or a CPU slot on a GPU-less host), one
     job per slot. A finished ``submit`` job becomes a submission on the leaderboard. A GPU slot works
-    on two jobs at once (``WorkerConfig.lanes_per_gpu``), each in a warm judge of its own: one builds
-    and loads its solution while the other holds the lease, which covers the GPU work only.
+    on several jobs at once (``WorkerConfig.lanes_per_gpu``: 2 to 8 by the host's CPUs per GPU), each in
+    a warm judge of its own: the others build and load their solutions while one holds the lease, which
+    covers the GPU work only.
 Fairness (which queued job a free slot takes)
     1. the agent with the fewest **running** jobs of that class (slot jobs or compile jobs);
     2. then the agent with the fewest jobs of that class **started in the last** ``fair_window_s``

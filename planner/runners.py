@@ -114,17 +114,23 @@ class SandboxRunner:
                 if judge in self._judges.get(slot.id, []):  # not closed meanwhile
                     self._idle.setdefault(slot.id, []).append(judge)
 
+    PRESTARTED_JUDGES = 2
+    """Judges started with the worker per slot, at most one per lane; a further lane's judge starts when
+    that many jobs first run at once: eight judges importing torch together would slow the first
+    evaluation of a lone agent, which needs one."""
+
     def start(self, slots: Sequence[Slot], *, lanes: Mapping[str, int] | None = None) -> None:
-        """Start the warm judges now, one per lane of each slot (``lanes``: by slot id, default one), so
-        that the first jobs find them up; on a GPU host, build the precompiled torch header for cuda_cpp
-        solutions in the background (once per machine)."""
+        """Start warm judges now, one per lane of each slot (``lanes``: by slot id, default one) up to
+        :attr:`PRESTARTED_JUDGES`, so that the first jobs find them up; on a GPU host, build the
+        precompiled torch header for cuda_cpp solutions in the background (once per machine)."""
         if any(slot.kind == "cuda" for slot in slots):
             threading.Thread(target=self._prepare_pch, name="solforge-pch", daemon=True).start()
         if not self.warm:
             return
         for slot in slots:
             with self._lock:
-                wanted = max(1, (lanes or {}).get(slot.id, 1)) - len(self._judges.get(slot.id, []))
+                lanes_of_slot = max(1, (lanes or {}).get(slot.id, 1))
+                wanted = min(lanes_of_slot, self.PRESTARTED_JUDGES) - len(self._judges.get(slot.id, []))
                 fresh = [self._new_judge(slot) for _ in range(wanted)]
                 self._idle.setdefault(slot.id, []).extend(fresh)
             for judge in fresh:

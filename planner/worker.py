@@ -69,6 +69,7 @@ __all__ = [
     "LeaseCancelled",
     "Worker",
     "WorkerConfig",
+    "default_lanes_per_gpu",
 ]
 
 log = logging.getLogger("solforge.planner")
@@ -79,6 +80,21 @@ try:
     _VERSION = _pkg_version("solforge")
 except Exception:  # not installed (running from a checkout)
     _VERSION = "0+unknown"
+
+
+def _int_env(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
+
+
+def default_lanes_per_gpu(cpus: int, gpus: int) -> int:
+    """Lanes per GPU slot for a host with ``cpus`` usable CPUs and ``gpus`` GPU slots: one per two CPUs
+    of each GPU's share, from 2 to 8. A lane's judge and candidate processes keep about one CPU busy
+    (load average 7-7.7 with 8 lanes on the H200's 16 CPUs), and the rest serve the server, the agents
+    and the compile slots. On that H200, with 16 scripted agents (2026-12-03): lease utilisation 0.42
+    with 2 lanes, 0.69 with 4, 0.95 with 8, where a lease is about 1.3 s of an evaluation's 8-10 s; the
+    medians of single-launch kernels moved by 0.1-0.7% between 2 and 8 lanes."""
+    return max(2, min(8, cpus // (2 * max(1, gpus))))
 
 
 @dataclass(frozen=True)
@@ -101,11 +117,12 @@ class WorkerConfig:
     """Health-check an idle slot at least this often (and always after an abnormal lease end)."""
     result_retry_s: float = 600.0
     """Keep retrying the write of a finished result this long while the database is away."""
-    lanes_per_gpu: int = field(default_factory=lambda: int(os.environ.get("SOLFORGE_LANES_PER_GPU", "2")))
-    """Jobs a CUDA slot works on at once when the runner leases its GPU work itself: one builds, starts
-    and loads its solution (in a warm judge of its own) while another holds the GPU's lease, so the GPU
-    does not wait for them. CPU slots keep one (a build beside a CPU timing would disturb it).
-    ``SOLFORGE_LANES_PER_GPU=1`` serialises a slot's jobs, to compare what the overlap costs the timings."""
+    lanes_per_gpu: int | None = field(default_factory=lambda: _int_env("SOLFORGE_LANES_PER_GPU"))
+    """Jobs a CUDA slot works on at once when the runner leases its GPU work itself: the others build,
+    start and load their solutions (each in a warm judge of its own) while one holds the GPU's lease, so
+    the GPU does not wait for them. None: :func:`default_lanes_per_gpu` of the worker's CPUs and GPUs.
+    CPU slots keep one (a build beside a CPU timing would disturb it). ``SOLFORGE_LANES_PER_GPU=1``
+    serialises a slot's jobs, to compare what the overlap costs the timings."""
 
     def __post_init__(self) -> None:
         if self.heartbeat_s <= 0 or self.lease_s < 2 * self.heartbeat_s:
@@ -115,7 +132,7 @@ class WorkerConfig:
             )
         if self.poll_s <= 0:
             raise ValueError(f"poll_s must be positive, got {self.poll_s}")
-        if self.lanes_per_gpu < 1:
+        if self.lanes_per_gpu is not None and self.lanes_per_gpu < 1:
             raise ValueError(f"lanes_per_gpu must be at least 1, got {self.lanes_per_gpu}")
 
 
@@ -227,6 +244,8 @@ class Worker:
         if self.compile_slots < 0:
             raise ValueError(f"compile_slots must be 0 or more, got {self.compile_slots}")
         self.health_check = health_check or default_health_check
+        self.lanes_per_gpu = self.config.lanes_per_gpu or default_lanes_per_gpu(
+            len(os.sched_getaffinity(0)), sum(1 for s in self.slots if s.kind == "cuda"))
         self.id = f"{self.host}:{os.getpid()}:{secrets.token_hex(3)}"
         self._stopping = threading.Event()
         self._maintenance_stop = threading.Event()
@@ -271,6 +290,7 @@ class Worker:
                 pid=os.getpid(),
                 slots=[s.id for s in self.slots],
                 compile_slots=self.compile_slots,
+                lanes={s.id: self._lanes(s) for s in self.slots},
                 version=_VERSION,
             )
             for slot in self.slots:
@@ -305,9 +325,10 @@ class Worker:
         for i in range(self.compile_slots):
             self._spawn(self._slot_loop, None, f"solforge-compile-{i}")
         log.info(
-            "worker %s started: slots %s, %d compile threads",
+            "worker %s started: slots %s (lanes %s), %d compile threads",
             self.id,
             [s.id for s in self.slots],
+            {s.id: self._lanes(s) for s in self.slots},
             self.compile_slots,
             extra={"action": "worker_start"},
         )
@@ -445,7 +466,7 @@ class Worker:
         return bool(getattr(self.runner, "leases_gpu_work", False))
 
     def _lanes(self, slot: Slot) -> int:
-        return self.config.lanes_per_gpu if self._gated and slot.kind == "cuda" else 1
+        return self.lanes_per_gpu if self._gated and slot.kind == "cuda" else 1
 
     def _lease_gate(self, active: _Active) -> Callable[[], contextlib.AbstractContextManager[None]]:
         """The context a gated runner enters around its GPU work: wait for the lease, then release it."""

@@ -391,6 +391,17 @@ def import_torch_lazy_modules() -> None:
         import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
 
+def hash_triton_itself() -> None:
+    """Triton's first JIT compile in a process, even one its cache answers, hashes Triton's own
+    compiler and backend files into the cache key (``triton_key``, kept for the process): 0.38 s of a
+    Triton rmsnorm's 0.44 s first call on the H200 with the cache warm (2026-12-03), paid inside the
+    judge's checks. Library code only, so a spare does it before any solution arrives."""
+    with contextlib.suppress(Exception):
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+
+
 def languages_of(solution: dict[str, Any]) -> list[str]:
     """The languages a solution as the judge sends it (``Solution.model_dump``) names."""
     spec = solution.get("spec")
@@ -407,6 +418,8 @@ def _import_language_packages(device: str, languages: list[str] | None) -> None:
     and inspect."""
     with contextlib.suppress(Exception):
         import triton  # noqa: F401
+    if device.startswith("cuda") and (languages is None or "triton" in languages):
+        hash_triton_itself()
     if device.startswith("cuda") and (languages is None or "cute_dsl" in languages):
         with contextlib.suppress(Exception):
             import cutlass.cute  # noqa: F401

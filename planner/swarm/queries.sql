@@ -132,6 +132,13 @@ WHERE agent = :agent AND problem = :problem
 SELECT COUNT(*) AS n FROM job AS j JOIN swarm_agent AS a ON a.name = j.agent
 WHERE a.run_id = :run_id AND j.needs_gpu AND j.status = 'done'
 
+-- run_worker_starts --
+-- The start events of the workers that held a run's leases (each names its slots' lanes), for the summary.
+SELECT detail_json FROM event
+WHERE kind = 'worker.started' AND worker_id IN (
+    SELECT l.worker_id FROM lease AS l JOIN job AS j ON j.id = l.job_id JOIN swarm_agent AS a ON a.name = j.agent
+    WHERE a.run_id = :run_id)
+
 -- run_leases --
 -- Every lease a run's jobs held, with its slot, for the run's summary.
 SELECT l.gpu_id, l.job_id, l.acquired_at, COALESCE(l.released_at, $NOW) AS released_at

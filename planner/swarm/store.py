@@ -408,6 +408,15 @@ class SwarmStore:
         """Every lease a run's jobs held (gpu_id, job_id, acquired_at, released_at: now while held)."""
         return [dict(r) for r in self._run(lambda tx: tx.all("run_leases", run_id=run_id), write=False)]
 
+    def run_lanes(self, run_id: str) -> dict[str, int]:
+        """Jobs each slot that held a run's leases worked on at once (its worker's ``lanes``, by slot id)."""
+        rows = self._run(lambda tx: tx.all("run_worker_starts", run_id=run_id), write=False)
+        lanes: dict[str, int] = {}
+        for row in rows:
+            detail = json.loads(row["detail_json"] or "{}")
+            lanes.update({str(k): int(v) for k, v in (detail.get("lanes") or {}).items()})
+        return lanes
+
     def slot_queue(self, *, live_s: float = 120.0) -> tuple[int, int]:
         """(slot jobs queued, slots in service under a live worker), ledger-wide."""
         row = self._run(lambda tx: tx.one("slot_queue", live_s=live_s), write=False)

@@ -33,6 +33,8 @@ class SwarmSummary(BaseModel):
     """The run's active time."""
     slots: int
     """Slots that held a lease for the run's jobs."""
+    lanes_per_slot: int | None = None
+    """Jobs a slot worked on at once (the most of any slot; None from workers that did not say)."""
     steady_start: datetime | None = None
     """The first lease a job of the run took: before it, agents were still reading and writing."""
     steady_end: datetime | None = None
@@ -92,6 +94,7 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
         agents=len(agents),
         minutes=round(run.active_s / 60.0, 2),
         slots=len(slots),
+        lanes_per_slot=max((n for slot, n in store.run_lanes(run_id).items() if slot in slots), default=None),
         steady_start=datetime.fromtimestamp(start, UTC) if start is not None else None,
         steady_end=datetime.fromtimestamp(end, UTC) if end is not None else None,
         steady_s=round(steady_s, 3),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import os
 import threading
 import time
 
@@ -10,6 +12,7 @@ from ledger_helpers import assert_no_overlapping_leases
 
 from solforge.planner import HealthReport, JobResult, JobSpec, Ledger, Slot, Worker, WorkerConfig
 from solforge.planner.testing import InstantRunner, fake_request
+from solforge.planner.worker import default_lanes_per_gpu
 from solforge.sandbox.api import BaselineRecord
 
 
@@ -88,3 +91,26 @@ def test_measured_baselines_are_kept_and_handed_to_the_next_job(ledger: Ledger, 
     assert runner.seen_baselines[0] == []
     (known,) = runner.seen_baselines[1]
     assert known.key == "k-p" and known.baseline_ms == 1.0 and known.problem == "p"
+
+
+def test_lanes_per_gpu_follow_the_hosts_cpus_per_gpu() -> None:
+    assert default_lanes_per_gpu(16, 1) == 8  # the H200 machine: 0.95 lease utilisation with 8 lanes
+    assert default_lanes_per_gpu(2, 1) == 2  # never fewer than two: one loads while one is timed
+    assert default_lanes_per_gpu(256, 1) == 8
+    assert default_lanes_per_gpu(64, 8) == 4
+    assert default_lanes_per_gpu(16, 0) == 8
+
+
+def test_a_gpu_worker_starts_its_lanes_and_records_them(ledger: Ledger, fast_config: WorkerConfig) -> None:
+    auto = dataclasses.replace(fast_config, lanes_per_gpu=None)
+    with _gpu_worker(ledger, auto, GatedRunner(prepare_s=0.0, gpu_s=0.0)) as worker:
+        slot_id = worker.slots[0].id
+        threads = [t for t in worker._threads if t.name.startswith(f"solforge-slot-{slot_id}-")]
+    expected = default_lanes_per_gpu(len(os.sched_getaffinity(0)), 1)
+    assert len(threads) == expected
+    (started,) = [e for e in ledger.events(limit=1000) if e.kind == "worker.started"]
+    assert started.detail["lanes"] == {slot_id: expected}
+
+    three = dataclasses.replace(fast_config, lanes_per_gpu=3)
+    with _gpu_worker(ledger, three, GatedRunner(prepare_s=0.0, gpu_s=0.0)) as worker:
+        assert len([t for t in worker._threads if t.name.startswith("solforge-slot-")]) == 3

@@ -110,3 +110,27 @@ def test_each_lane_has_its_own_warm_judge_so_a_job_loads_while_another_holds_the
             assert again is one  # the last handed back (the outer block ends last) goes out first
     finally:
         runner.close()
+
+
+def test_a_worker_prestarts_two_judges_per_slot_and_the_other_lanes_start_theirs_when_needed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[object] = []
+
+    class Judge:
+        def start(self) -> None:
+            started.append(self)
+
+    runner = SandboxRunner()
+
+    def new_judge(slot: Slot) -> Judge:  # what SandboxRunner._new_judge does, without a process
+        judge = Judge()
+        runner._judges.setdefault(slot.id, []).append(judge)
+        return judge
+
+    monkeypatch.setattr(runner, "_new_judge", new_judge)
+    slot = Slot(host="h", kind="cpu", index=0, name="cpu")
+    runner.start([slot], lanes={slot.id: 8})
+    assert len(started) == SandboxRunner.PRESTARTED_JUDGES == 2 and len(runner._idle[slot.id]) == 2
+    with runner._judge_for(slot), runner._judge_for(slot), runner._judge_for(slot) as third:
+        assert third not in started  # made for the third job at once, started by its evaluation
+    assert len(runner._judges[slot.id]) == 3

@@ -104,6 +104,7 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             # the run's figures (swarm.json): the cheats named by behaviour, none of them ranked
             summary = summarise_run(ledger, run_id, behaviours=["good", "cheating", "good", "bad"])
             assert summary.agents == 4 and summary.slots >= 1 and summary.cheats_ranked == 0
+            assert summary.lanes_per_slot == 1  # a CPU slot times one job at a time
             assert summary.cheating_agents == [cheat, bad]
             assert summary.evaluations > 0 and summary.queue_wait_p50_s is not None
             assert summary.lease_utilisation is not None and 0.0 < summary.lease_utilisation <= 1.0

@@ -35,3 +35,17 @@ def test_dim_order_imports_sympy_lazily_so_a_spare_imports_it_first() -> None:
     assert "torch.fx.experimental.symbolic_shapes" in cold and "sympy" in cold
     warm = _first_call_imports("warm")
     assert not [m for m in warm if m.startswith(("sympy", "torch.fx"))], warm
+
+
+def test_a_spare_for_triton_hashes_triton_itself_before_a_solution_compiles() -> None:
+    triton_cache = pytest.importorskip("triton.runtime.cache")
+    from solforge.sandbox.candidate import _import_language_packages
+
+    triton_cache.triton_key.cache_clear()
+    _import_language_packages("cpu", ["triton"])
+    assert triton_cache.triton_key.cache_info().currsize == 0  # a CPU candidate's start-up stays short
+    _import_language_packages("cuda", ["pytorch"])
+    assert triton_cache.triton_key.cache_info().currsize == 0  # only for Triton, or an unknown language
+    _import_language_packages("cuda", ["triton"])
+    # What the first JIT compile would compute (0.38 s of a first call on the H200): already kept.
+    assert triton_cache.triton_key.cache_info().currsize == 1
