@@ -321,8 +321,10 @@ class Ledger(LedgerResults, LedgerOperations, LedgerAsync):
         AgentNotFound
             No such agent.
         """
-        if kind not in ("compile", "benchmark", "submit"):
-            raise InvalidJobRequest(f"kind must be compile, benchmark or submit, not {kind!r}")
+        if kind not in ("compile", "benchmark", "submit", "profile"):
+            raise InvalidJobRequest(f"kind must be compile, benchmark, submit or profile, not {kind!r}")
+        if (kind == "profile") != (request.options.profile is not None):
+            raise InvalidJobRequest("a profile job, and only a profile job, sets options.profile")
         if not -1000 <= priority <= 1000:
             raise InvalidJobRequest(f"priority {priority} is out of range; use -1000..1000 (default 0)")
         if not 1 <= max_attempts <= 20:

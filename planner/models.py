@@ -34,7 +34,7 @@ __all__ = [
     "WorkerView",
 ]
 
-JobKind = Literal["compile", "benchmark", "submit"]
+JobKind = Literal["compile", "benchmark", "submit", "profile"]
 """compile: build only, on a worker's CPU (no lease). benchmark: evaluate on a leased slot.
 submit: the final evaluation on a leased slot; a finished one becomes a submission."""
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]

@@ -91,7 +91,7 @@ class JobRow(LedgerModel, table=True):
 
     __tablename__ = "job"
     __table_args__ = (
-        CheckConstraint("kind IN ('compile', 'benchmark', 'submit')", name="kind"),
+        CheckConstraint("kind IN ('compile', 'benchmark', 'submit', 'profile')", name="kind"),
         CheckConstraint("status IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="status"),
         # The hot queries touch live jobs only; partial indexes keep their cost independent of history.
         Index("ix_job_queued", "needs_gpu", "run_after", **_where("status = 'queued'")),

@@ -752,7 +752,8 @@ class Worker:
                 f"the runner returned {type(report).__name__} for a {claim.kind} job",
                 backoff_s=self.config.retry_backoff_s,
             )
-        runs = queue.run_params(report, request.solution.name)
+        # A profile's one call is no timing: it leaves no runs for the agent's history or the report.
+        runs = [] if claim.kind == "profile" else queue.run_params(report, request.solution.name)
         submission = (
             queue.submission_params(report, request.solution, agent=claim.agent)
             if claim.kind == "submit"

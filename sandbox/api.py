@@ -21,6 +21,17 @@ class SandboxModel(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
 
+class ProfileRequest(SandboxModel):
+    """Profile one call of the solution instead of timing it (see :mod:`solforge.sandbox.profiling`)."""
+
+    tool: Literal["auto", "ncu", "cupti"] = "auto"
+    """auto: Nsight Compute when it is installed and can run, else per-kernel CUPTI durations."""
+    kernel: int | None = Field(default=None, ge=1)
+    """Show Nsight Compute's raw sections of this kernel (1-based, in launch order), paged."""
+    page: int = Field(default=1, ge=1)
+    """The page of those sections (about 4,000 characters each)."""
+
+
 class EvalOptions(SandboxModel):
     """How thoroughly and where to evaluate. Every field has a working default."""
 
@@ -53,6 +64,9 @@ class EvalOptions(SandboxModel):
     """Build and baseline caches; None: $SOLFORGE_CACHE or ~/.cache/solforge."""
     memory_limit_gb: float = Field(default=48.0, gt=0)
     """Address-space limit of the candidate process (host memory)."""
+    profile: ProfileRequest | None = None
+    """Profile instead of timing: the first selected workload's correctness rounds, then one call under
+    the profiler, in a fresh candidate process; the report's ``profile`` holds the answer."""
 
 
 class KernelResources(SandboxModel):
@@ -125,6 +139,68 @@ class BaselineRecord(SandboxModel):
     """measured (by this judge), cache (this machine's baseline cache), ledger or table (shipped)."""
 
 
+class StallShare(SandboxModel):
+    reason: str
+    """Nsight Compute's name: long_scoreboard, wait, barrier, math_pipe_throttle, ..."""
+    cycles: float
+    """Cycles a warp spends stalled on it per issued instruction."""
+
+
+class KernelProfile(SandboxModel):
+    """One kernel launched by the profiled call. Percentages are of the GPU's peaks, as ncu measures them."""
+
+    index: int
+    """1-based, in launch order."""
+    name: str
+    duration_us: float
+    grid: str | None = None
+    block: str | None = None
+    registers: int | None = None
+    shared_bytes: int | None = None
+    """Static and dynamic shared memory per block."""
+    dram_pct: float | None = None
+    """DRAM throughput."""
+    sm_pct: float | None = None
+    """Compute (SM) throughput: the busiest SM pipe or unit."""
+    memory_pct: float | None = None
+    """The busiest memory unit (L1, L2 or DRAM)."""
+    dram_bytes: float | None = None
+    achieved_occupancy_pct: float | None = None
+    theoretical_occupancy_pct: float | None = None
+    occupancy_limiter: str | None = None
+    """What caps blocks per SM: registers, shared memory, warps or blocks."""
+    waves: float | None = None
+    """Blocks over what all SMs hold at once: below 1, part of the GPU idles."""
+    l1_hit_pct: float | None = None
+    l2_hit_pct: float | None = None
+    tensor_pipe_pct: float | None = None
+    """The busiest tensor-core pipe, of its peak while the SMs are active."""
+    issue_cycles: float | None = None
+    """Cycles between two instructions a warp issues (the stalls below add up to about this)."""
+    stalls: list[StallShare] = Field(default_factory=list)
+    """The largest stall reasons, largest first."""
+    bound: str = ""
+    """One line on what bounds the kernel."""
+
+
+class ProfileReport(SandboxModel):
+    """What profiling one call found, kernel by kernel."""
+
+    tool: Literal["ncu", "cupti"]
+    workload: str
+    kernels: list[KernelProfile] = Field(default_factory=list)
+    kernel_us: float = 0.0
+    """The kernels' durations added up (under ncu each is replayed alone, caches flushed)."""
+    sol_us: float | None = None
+    """The workload's speed-of-light time on this GPU (T_SOL)."""
+    note: str | None = None
+    """Why Nsight Compute did not run (the CUPTI fallback), or what went wrong."""
+    text: str = ""
+    """The compact answer (at most about 4,000 characters), or the requested page of one kernel's sections."""
+    page: int | None = None
+    pages: int | None = None
+
+
 class EvalReport(SandboxModel):
     """Everything one evaluation produced."""
 
@@ -144,6 +220,8 @@ class EvalReport(SandboxModel):
     counts: dict[str, SolCounts] = Field(default_factory=dict)
     """The speed-of-light counts behind each timed workload's T_SOL, by workload uuid (GPU runs only), so
     that get_sol_score explains a run without counting again (which imports torch into the server)."""
+    profile: ProfileReport | None = None
+    """The answer of a profiling request (``options.profile``)."""
     phases: dict[str, float] = Field(default_factory=dict)
     """Seconds spent in each phase, for turnaround figures: ``startup`` (a one-shot judge's own torch and
     CUDA), ``build``, ``load`` (taking a candidate process and loading the solution into it; it

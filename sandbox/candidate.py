@@ -56,8 +56,8 @@ def _guarded() -> dict[str, Any]:
         "timing.ShiftingPool.args_for_call": timing.ShiftingPool.args_for_call,
         "timing.L2Flusher.flush": timing.L2Flusher.flush,
         "timing.allowed_persisting_bytes": timing.allowed_persisting_bytes,
-        "timing._Cupti.spans": timing._Cupti.spans,
-        "timing._Cupti._buffer_completed": timing._Cupti._buffer_completed,
+        "timing.CuptiRecorder.spans": timing.CuptiRecorder.spans,
+        "timing.CuptiRecorder._buffer_completed": timing.CuptiRecorder._buffer_completed,
         "channel.send_json": channel.send_json,
         "candidate.Harness.handle": Harness.handle,
         "candidate.Harness.tampering": Harness.tampering,
@@ -144,6 +144,8 @@ class Harness:
             return self._check(cmd)
         if kind == "time":
             return self._time(cmd)
+        if kind == "profile":
+            return self._profile(cmd)
         return {"ok": False, "status": "RUNTIME_ERROR", "error": f"unknown command {kind!r}"}
 
     def _load(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -332,6 +334,41 @@ class Harness:
             return {"ok": False, "status": "REWARD_HACK", "error": hack}
         m.warnings += [f"sandbox: {w}" for w in self.audit.warnings] + self.notes
         return {"ok": True, "measurement": m.to_json(), **checked}
+
+
+    def _profile(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """One call under the profiler, after one unprofiled call (JIT compiles and autotuning stay out):
+        between cudaProfilerStart and Stop for Nsight Compute (which runs this process with
+        ``--profile-from-start off``), or with CUPTI recording each GPU operation's span."""
+        import torch
+
+        from . import timing
+
+        inputs, buffers = cmd["inputs"], cmd["outputs"]
+        records: list[tuple[int, int, str]] = []
+        try:
+            self._call(inputs, buffers)
+            torch.cuda.synchronize()
+            if cmd["tool"] == "ncu":
+                torch.cuda.profiler.start()
+                self._call(inputs, buffers)
+                torch.cuda.synchronize()
+                torch.cuda.profiler.stop()
+            else:
+                cupti = timing.CuptiRecorder()
+                cupti.start()
+                began = cupti.timestamp()
+                self._call(inputs, buffers)
+                torch.cuda.synchronize()
+                ended = cupti.timestamp()
+                cupti.stop()
+                records = [r for r in cupti.gpu_records if began <= r[0] <= ended]
+        except BaseException as exc:
+            return {"ok": False, "status": "RUNTIME_ERROR", "error": _trim_traceback(exc), "fatal": _is_sticky(exc)}
+        hack = self.tampering()
+        if hack:
+            return {"ok": False, "status": "REWARD_HACK", "error": hack}
+        return {"ok": True, "kernels": records}
 
 
 class _Verdict(Exception):

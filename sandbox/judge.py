@@ -28,6 +28,7 @@ import os
 import secrets
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -52,7 +53,7 @@ from solforge.problems import (
 from solforge.problems.config import cache_dir
 
 from . import defences, jit_cache
-from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest
+from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest, ProfileReport
 from .baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
 from .correctness import Check, compare_outputs
 from .processes import CandidateProcess, ProcessProfile, SparePool
@@ -67,6 +68,8 @@ REPEAT_TIMEOUT_S = 15.0
 """After a workload hung, the next one gets this long (or four times the slowest passing workload,
 whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
 BASELINE_TIMEOUT_S = 600.0
+PROFILE_TIMEOUT_S = 300.0
+"""One call under Nsight Compute (each kernel replayed once per pass of its sections), and its report written."""
 RECENT_LANGUAGES = 8
 """A warm judge starts its spare processes for the languages of this many latest requests."""
 TRITON_INTERPRETER_NOTE = (
@@ -392,6 +395,9 @@ class Judge:
         self.phases: dict[str, float] = {}
         self.counts: dict[str, SolCounts] = {}
         """The speed-of-light counts of the workloads timed so far (the report carries them)."""
+        self.profiler_argv: list[str] = []
+        """Nsight Compute's command before the candidate's, when this evaluation profiles with it."""
+        self.profiled: ProfileReport | None = None
         self.unscored: dict[str, _Timed] = {}
         """Passed workloads whose baseline is measured once the candidate is done (see :meth:`score_unscored`)."""
         if not state.warm and state.startup_s is not None:
@@ -443,7 +449,9 @@ class Judge:
         reference and the candidate are timed under identical conditions.
         """
         started = time.perf_counter()
-        proc = self.state.spares.take(self.profile)
+        proc = self.state.spares.take(self.profile) if trusted or not self.profiler_argv else \
+            CandidateProcess(self.profile, Path(tempfile.mkdtemp(prefix="profiled-", dir=self.scratch)),
+                             language=solution.spec.language.value, wrapper=self.profiler_argv)
         self.processes.append(proc)
         if not proc.warm:
             # Nothing was ready (spares still importing torch): the report says how long that cost.
@@ -481,7 +489,11 @@ class Judge:
         with self.phase("load"):
             self.candidate, answer = self.open_process(self.solution, self.build)
         if not answer.get("ok"):
-            self.load_failure = (Status(answer["status"]), answer.get("error", ""))
+            error = answer.get("error", "")
+            if self.profiler_argv:
+                error += ("\n(the candidate ran under Nsight Compute: profile with tool='cupti' to see whether "
+                          f"ncu is the cause; the candidate's log: {self.candidate.log_path})")
+            self.load_failure = (Status(answer["status"]), error)
             self.candidate.kill()
         return self.load_failure is None
 
@@ -492,7 +504,8 @@ class Judge:
         workloads fail without one, and the caller is not asked."""
         if not self.load_candidate():
             return
-        if self.options.time_baseline and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads):
+        if self.options.time_baseline and self.options.profile is None \
+                and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads):
             with self.phase("baseline_load"):  # its processes started and loaded now, not under the lease
                 self.baseline_timer.open_all()
         with self.phase("gpu_wait"):
@@ -640,6 +653,8 @@ class Judge:
         assert last is not None and deadline is not None
         correctness = Correctness(max_absolute_error=worst.max_absolute_error, max_relative_error=worst.max_relative_error,
                                   matched_ratio=worst.matched_ratio, rounds=rounds)
+        if self.options.profile is not None:
+            return self.profile_workload(workload, sizes, last, correctness, deadline)
         return self.time_workload(workload, sizes, specs, last, correctness, tol, deadline)
 
     def read_outputs(self, buffers: list[Any], blob: bytes | None, names: list[str]) -> dict[str, Any]:
@@ -884,6 +899,11 @@ class Judge:
             report.note = ("compiled only (compile_only was set)" if self.options.compile_only else
                            f"compiled for {self.target_arch()} but not run: {language.value} needs a GPU and none is visible")
             return self.finish(report, started)
+        if self.options.profile is not None:
+            workloads = workloads[:1]
+            answered = self.prepare_profile(workloads[0], report)
+            if answered:
+                return self.finish(report, started)
         if self.request.gpu_gate and self.state.warm:
             self.wait_for_gpu(workloads)
         total = len(workloads)
@@ -913,7 +933,114 @@ class Judge:
             self.score_unscored(report)
         report.timer = next((t.evaluation.performance.timer for t in report.traces
                              if t.evaluation and t.evaluation.performance), None)
+        report.profile = self.profiled
         return self.finish(report, started)
+
+    # -- profiling ---------------------------------------------------------------------------
+
+    def profile_report_path(self, workload: Workload) -> Path:
+        """Where Nsight Compute's report of this build on this workload is kept (the cache, by build)."""
+        assert self.build is not None and self.build.cache_key
+        return self.cache_dir / "profiles" / self.build.cache_key / f"{workload.uuid}.ncu-rep"
+
+    def prepare_profile(self, workload: Workload, report: EvalReport) -> bool:
+        """Choose the profiler; True when the report is already answered (the CPU's refusal, or a page of a
+        kernel from a profile kept in the cache), so that nothing runs."""
+        from . import profiling
+
+        request = self.options.profile
+        assert request is not None
+        report.timer = None
+        if self.device.type != "cuda":
+            report.ran = False
+            report.note = ("profiling needs an NVIDIA GPU (Nsight Compute or CUPTI), and this machine has none: "
+                           "use run_benchmark's timings, and compile_kernel's registers, spills and SASS instruction mix")
+            return True
+        ncu = profiling.ncu_path() if request.tool in ("auto", "ncu") else None
+        kept = self.profile_report_path(workload) if self.build and self.build.cache_key else None
+        if request.kernel is not None:
+            if ncu is None:
+                raise ValueError("a kernel's raw sections come from Nsight Compute, which is not on this machine")
+            if kept is not None and kept.exists():
+                self.profiled = ProfileReport(tool="ncu", workload=workload.uuid)
+                self.profiled.text, self.profiled.pages = profiling.details_page(ncu, kept, request.kernel, request.page)
+                self.profiled.page = request.page
+                report.profile, report.ran = self.profiled, False
+                return True
+        if ncu is None and request.tool == "ncu":
+            raise ValueError("tool='ncu' was asked for, but Nsight Compute (ncu) is not on this machine's PATH")
+        if ncu is not None:
+            self.profiler_argv = profiling.ncu_prefix(ncu, self.scratch / "profile.ncu-rep")
+        return False
+
+    def profile_workload(self, workload: Workload, sizes: dict[str, int],
+                         last: tuple[list[Any], list[Any], dict[str, Any]], correctness: Correctness,
+                         deadline: float) -> Trace:
+        """One call of the checked solution under the profiler; the answer goes in ``self.profiled``."""
+        from . import profiling
+
+        shared_inputs, buffers, references = last
+        assert self.candidate is not None and self.options.profile is not None
+        tool = "ncu" if self.profiler_argv else "cupti"
+        with self.phase("profile"):
+            answer, _ = self.candidate.request(
+                {"cmd": "profile", "inputs": shared_inputs, "outputs": buffers, "tool": tool},
+                max(PROFILE_TIMEOUT_S, deadline - time.monotonic()), cuda_ipc=True, blob_limit=_blob_limit(references))
+            if not answer.get("ok"):
+                return self._fail(workload, answer, "while profiling: ")
+            counts = self.flops_and_bytes(sizes, shared_inputs)
+            sol_us = self.sol_us(counts)
+            if tool == "cupti":
+                kernels = profiling.cupti_kernels(answer.get("kernels") or [])
+                note = ("Nsight Compute (ncu) is not on this machine: kernel durations from CUPTI only"
+                        if self.options.profile.tool == "auto" else None)
+                self.profiled = ProfileReport(tool="cupti", workload=workload.uuid, kernels=kernels, note=note)
+            else:
+                self.profiled = self.read_ncu_report(workload)
+            self.profiled.sol_us = sol_us
+            self.profiled.kernel_us = round(sum(k.duration_us for k in self.profiled.kernels), 3)
+            if not self.profiled.text:
+                self.profiled.text = profiling.summary_text(self.profiled)
+        # The trace's latency is the profiled kernels' time (one call, each kernel replayed alone under ncu),
+        # marked by its timer: not a timing to compare with run_benchmark's medians.
+        perf = Performance(latency_ms=self.profiled.kernel_us / 1e3,
+                           sol_latency_ms=sol_us / 1e3 if sol_us is not None else None, timer=tool, iterations=1)
+        return Trace(definition=self.problem.name, solution=self.solution.name, workload=workload,
+                     evaluation=Evaluation(status=Status.PASSED, log=f"profiled with {tool} (one call), not timed",
+                                           correctness=correctness, performance=perf, environment=self.env))
+
+    def read_ncu_report(self, workload: Workload) -> ProfileReport:
+        """Close the candidate so that ncu writes its report, keep the report in the cache, and read it."""
+        from . import profiling
+
+        assert self.candidate is not None
+        self.candidate.close(wait_s=PROFILE_TIMEOUT_S)
+        written = self.scratch / "profile.ncu-rep"
+        ncu = self.profiler_argv[0]
+        if not written.exists():
+            log = tail(self.candidate.log_path.read_text(errors="replace")) if self.candidate.log_path.exists() else ""
+            return ProfileReport(tool="ncu", workload=workload.uuid,
+                                 note=f"Nsight Compute wrote no report (its output: {log[-800:]})")
+        kept = self.profile_report_path(workload)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(written, kept)
+        kernels = profiling.kernels_from_raw(profiling.read_raw(ncu, kept))
+        report = ProfileReport(tool="ncu", workload=workload.uuid, kernels=kernels)
+        request = self.options.profile
+        if request is not None and request.kernel is not None:
+            report.text, report.pages = profiling.details_page(ncu, kept, request.kernel, request.page)
+            report.page = request.page
+        return report
+
+    def sol_us(self, counts: Any) -> float | None:
+        """The workload's T_SOL on this GPU in microseconds, from its counts; None without peaks."""
+        if counts is None:
+            return None
+        from .sol import score
+        from .sol.peaks import resolve_peaks
+
+        peaks = resolve_peaks(self.env.hardware, self.cache_dir / "calibration")
+        return None if peaks is None else round(score.sol_time(counts, peaks).t_sol_ms * 1e3, 3)
 
     def finish(self, report: EvalReport, started: float) -> EvalReport:
         if not self.state.warm:

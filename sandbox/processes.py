@@ -72,7 +72,10 @@ class ProcessProfile:
 class CandidateProcess:
     """The candidate's process, its folder and the judge's end of the socket."""
 
-    def __init__(self, profile: ProcessProfile, folder: Path, *, language: str | None = None) -> None:
+    def __init__(self, profile: ProcessProfile, folder: Path, *, language: str | None = None,
+                 wrapper: Sequence[str] = ()) -> None:
+        """``wrapper``: a program that runs the candidate as its child (Nsight Compute for a profile); the
+        socket and the confinement reach the candidate through it, and ``proc`` is the wrapper."""
         self.profile = profile
         self.folder = folder
         self.sock, child = socket.socketpair()
@@ -83,7 +86,7 @@ class CandidateProcess:
         self._log = self.log_path.open("ab")
         try:
             self.proc = isolation.spawn_isolated(
-                [sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
+                [*wrapper, sys.executable, "-m", "solforge.sandbox.candidate", "--fd", str(child.fileno()),
                  "--defences", "on" if profile.defences else "off", "--device", profile.device,
                  *(["--language", language] if language else [])],
                 cwd=self.home,
@@ -212,13 +215,14 @@ class CandidateProcess:
         with contextlib.suppress(OSError):
             self._log.close()
 
-    def close(self) -> None:
-        """Ask the process to exit, then make sure it and everything it started are gone."""
+    def close(self, wait_s: float = 5.0) -> None:
+        """Ask the process to exit, wait up to ``wait_s`` for it (and a wrapper writing its report), then
+        make sure it and everything it started are gone."""
         if self.alive:
             with contextlib.suppress(Exception):
                 self.sock.settimeout(5)
                 channel.send_pickle(self.sock, {"cmd": "exit"}, cuda_ipc=False)
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=wait_s)
         self.kill()
 
     def discard(self) -> None:

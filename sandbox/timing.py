@@ -266,7 +266,7 @@ against any skew between CUPTI's GPU and host clocks, and no honest work ends af
 was joined."""
 
 
-class _Cupti:
+class CuptiRecorder:
     """CUPTI activity collection around a timed loop (cupti-python)."""
 
     def __init__(self) -> None:
@@ -389,7 +389,7 @@ def time_calls(
         torch.cuda.synchronize(device)
 
     if kind == "cupti":
-        rec = _Cupti()
+        rec = CuptiRecorder()
         windows: list[tuple[int, int]] = []
         drained: list[int] = []
         own_stream = torch.cuda.current_stream(device)

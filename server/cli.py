@@ -351,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="claude: do not record the folder as trusted in ~/.claude.json (Claude Code then asks)")
     p.set_defaults(func=_init)
 
+    from solforge.server.cli_profile import add_profile_command
+
+    add_profile_command(sub)
+
     from solforge.server.cli_report import add_report_command
 
     add_report_command(sub)

@@ -157,7 +157,7 @@ class JobResult(ToolResult):
     """A job's state, and its result once it is done."""
 
     job_id: str
-    kind: Literal["benchmark", "submit", "compile"]
+    kind: Literal["benchmark", "submit", "compile", "profile"]
     state: Literal["queued", "running", "done", "failed", "cancelled"]
     problem: str
     solution: str
@@ -183,6 +183,9 @@ class JobResult(ToolResult):
     workloads_omitted: int = 0
     """Rows left out to fit max_chars (the worst are kept)."""
     submission: SubmissionInfo | None = None
+    profile: str | None = None
+    """profile_kernel: each kernel of one call (time, DRAM and SM use, occupancy, stalls, what bounds it),
+    or the requested page of one kernel's raw sections."""
     error: str | None = None
     """Why the job failed (an infrastructure fault, not your code) or was cancelled."""
     warning: str | None = None
@@ -247,6 +250,8 @@ class JobResult(ToolResult):
                     f"({_plural(self.workloads_omitted, 'more workload')}; "
                     "call wait_job with a larger max_chars)"
                 )
+        if self.profile:
+            out.append(self.profile)
         if self.submission is not None:
             s = self.submission
             if s.accepted and self.device == "cpu":
@@ -425,6 +430,12 @@ def result_from_snapshot(snap: JobSnapshot, max_chars: int) -> JobResult:
         else:
             _budget_logs(rows, max_chars)
         result.workloads = rows
+        if report.profile is not None:
+            result.profile = report.profile.text
+            if report.profile.pages:
+                result.profile += f"\n(page {report.profile.page} of {report.profile.pages})"
+            if report.profile.note and report.profile.note not in result.profile:
+                result.note = report.profile.note
         while len(result.render()) > max_chars - 200 and result.workloads:
             result.workloads.pop()
             result.workloads_omitted += 1
@@ -439,12 +450,15 @@ def _next_step(r: JobResult) -> str:
     if r.state == "cancelled":
         return "queue a new run_benchmark when you have the next version."
     if r.state == "failed":
-        again = "compile_kernel" if r.kind == "compile" else "run_benchmark"
+        again = {"compile": "compile_kernel", "profile": "profile_kernel"}.get(r.kind, "run_benchmark")
         return f"the harness failed, not necessarily your code: retry {again} once; if it repeats, report it."
     if r.compile_ok is False:
         return "fix the build (compile_kernel shows the full log) and run again."
     if r.kind == "compile":
         return "the build is good: run_benchmark with the same solution to check correctness and time it."
+    if r.kind == "profile" and r.profile and r.passed == r.total:
+        return ("change what the bound line names, then run_benchmark to time it; profile_kernel(kernel=N) pages "
+                "one kernel's raw Nsight Compute sections (no second run).")
     if not r.total:
         why = f" ({r.note})" if r.note else ""
         if r.ran is False:
@@ -466,7 +480,7 @@ def _next_step(r: JobResult) -> str:
     )
 
 
-async def _wait(ctx: ToolContext, job_id: str, wait_s: float, max_chars: int) -> JobResult:
+async def wait_result(ctx: ToolContext, job_id: str, wait_s: float, max_chars: int) -> JobResult:
     deadline = time.monotonic() + wait_s
     snap = await job_for(ctx, job_id)
     step = 0
@@ -509,7 +523,7 @@ async def run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> JobResult:
                 f"(first: {sorted(known)[:3]})"
             )
     job_id = await enqueue(ctx, "benchmark", problem, solution, workloads=args.workloads, rounds=args.rounds)
-    return await _wait(ctx, job_id, args.wait_s, args.max_chars)
+    return await wait_result(ctx, job_id, args.wait_s, args.max_chars)
 
 
 async def submit_solution(args: SubmitSolutionInput, ctx: ToolContext) -> JobResult:
@@ -525,7 +539,7 @@ async def submit_solution(args: SubmitSolutionInput, ctx: ToolContext) -> JobRes
     solution, problem = solution_and_problem(args, ctx)
     warning = await benchmark_verdict(ctx, problem, solution)
     job_id = await enqueue(ctx, "submit", problem, solution, workloads=None, rounds=None)
-    result = await _wait(ctx, job_id, args.wait_s, args.max_chars)
+    result = await wait_result(ctx, job_id, args.wait_s, args.max_chars)
     result.warning = warning
     return result
 
@@ -538,7 +552,7 @@ async def wait_job(args: WaitJobInput, ctx: ToolContext) -> JobResult:
     JobNotFound
         When no job with that id belongs to the caller.
     """
-    return await _wait(ctx, args.job_id, args.wait_s, args.max_chars)
+    return await wait_result(ctx, args.job_id, args.wait_s, args.max_chars)
 
 
 async def cancel_job(args: CancelJobInput, ctx: ToolContext) -> JobResult:

@@ -23,9 +23,9 @@ from .errors import JobNotFound, ServiceUnavailable
 
 if TYPE_CHECKING:
     from solforge.planner import Ledger
-    from solforge.planner.models import JobProgress, JobView
+    from solforge.planner.models import JobProgress, JobView, WorkerView
     from solforge.problems import Problem, Solution
-    from solforge.sandbox.api import BuildReport, EvalReport
+    from solforge.sandbox.api import BuildReport, EvalReport, ProfileRequest
 
 
 
@@ -149,13 +149,14 @@ async def _ensure_agent(ledger: Ledger, agent: str) -> None:
 
 async def enqueue(
     ctx: ToolContext,
-    kind: Literal["compile", "benchmark", "submit"],
+    kind: Literal["compile", "benchmark", "submit", "profile"],
     problem: Problem,
     solution: Solution,
     *,
     workloads: list[str] | None = None,
     rounds: int | None = None,
     target_arch: str | None = None,
+    profile: ProfileRequest | None = None,
 ) -> str:
     """Queue a job for the caller and return its id.
 
@@ -173,12 +174,15 @@ async def enqueue(
         options["cache_dir"] = ctx.settings.cache_dir
     if kind == "compile":
         options["compile_timeout_s"] = ctx.settings.compile_timeout_s
+    if profile is not None:
+        options.update(profile=profile, time_baseline=False)
     request = EvalRequest(problem=_problem_ref(problem), solution=solution, options=EvalOptions(**options))
+    slot_kind = "cuda" if kind == "profile" else None  # a profiler needs a GPU, on a cluster with CPU slots too
     try:
-        view = await ledger.enqueue_async(ctx.agent, kind, request)
+        view = await ledger.enqueue_async(ctx.agent, kind, request, slot_kind=slot_kind)
     except AgentNotFound:
         await _ensure_agent(ledger, ctx.agent)
-        view = await ledger.enqueue_async(ctx.agent, kind, request)
+        view = await ledger.enqueue_async(ctx.agent, kind, request, slot_kind=slot_kind)
     return str(view.id)
 
 
@@ -214,17 +218,26 @@ async def live_workers(ctx: ToolContext) -> int:
     ``solforge worker`` running). The ledger does not record a worker's compile slots apart from its
     start event, so a live worker started with ``compile_slots=0`` still counts here.
     """
+    return len(await _live_workers(ctx))
+
+
+async def live_gpu_slots(ctx: ToolContext) -> int:
+    """CUDA slots of the live workers (see :func:`live_workers`): what a profile can run on."""
+    return sum(1 for w in await _live_workers(ctx) for slot in w.slots if "/cuda:" in slot)
+
+
+async def _live_workers(ctx: ToolContext) -> list[WorkerView]:
     import anyio
 
     ledger = await ledger_for(ctx)
     workers = await anyio.to_thread.run_sync(ledger.workers)
     now = datetime.now(UTC)
-    count = 0
+    live = []
     for w in workers:
         beat = w.heartbeat_at if w.heartbeat_at.tzinfo is not None else w.heartbeat_at.replace(tzinfo=UTC)
         if w.stopped_at is None and (now - beat).total_seconds() <= LIVE_WORKER_S:
-            count += 1
-    return count
+            live.append(w)
+    return live
 
 
 @contextlib.contextmanager

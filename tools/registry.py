@@ -36,7 +36,7 @@ class ToolSpec:
 def all_tools() -> list[ToolSpec]:
     """Every tool, in the order a model should meet them."""
     from . import compile as compile_mod
-    from . import docs, jobs, leaderboard, problems, score
+    from . import docs, jobs, leaderboard, problems, profile, score
 
     return [
         ToolSpec(
@@ -109,6 +109,19 @@ def all_tools() -> list[ToolSpec]:
                 "and speedup. Waits up to wait_s with progress, else returns a job_id for wait_job (cancel_job "
                 "stops it). Every workload unless `workloads` lists some. Failed rows end with their error; "
                 "max_chars shows more. The final evaluation is submit_solution."
+            ),
+        ),
+        ToolSpec(
+            name="profile_kernel",
+            title="Profile a kernel",
+            fn=profile.profile_kernel,
+            input_model=profile.ProfileKernelInput,
+            result_model=jobs.JobResult,
+            read_only=False,
+            long_running=True,
+            description=(
+                "Nsight Compute on one call: per kernel its time, DRAM/SM use, occupancy, top stalls, cache hits "
+                "and what bounds it. Costs a GPU lease: use it when progress stalls, not every iteration."
             ),
         ),
         ToolSpec(

@@ -15,7 +15,7 @@ from pathlib import Path
 __all__ = ["HEAD_REVISION", "MIGRATIONS_DIR", "draft"]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 """The newest migration; lets an up-to-date database open without importing alembic (a test checks it)."""
 
 

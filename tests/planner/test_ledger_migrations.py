@@ -80,3 +80,27 @@ def test_the_head_constant_names_the_newest_migration() -> None:
     from solforge.planner.migrations import HEAD_REVISION
 
     assert head_revision() == HEAD_REVISION
+
+
+def test_an_older_ledger_takes_profile_jobs_once_migrated(db_url: str) -> None:
+    from solforge.planner.errors import InvalidJobRequest
+    from solforge.planner.testing import fake_request
+    from solforge.sandbox.api import ProfileRequest
+
+    request = fake_request()
+    profile = request.model_copy(update={"options": request.options.model_copy(update={"profile": ProfileRequest()})})
+    with Ledger.open(db_url) as ledger:
+        ledger.ensure_agent("a")
+        with ledger.connector.engine.connect() as conn:
+            command.downgrade(_alembic_config(conn), "0003")
+            conn.commit()
+        with pytest.raises(LedgerError):  # the 0003 schema's check refuses the new kind
+            ledger.enqueue("a", "profile", profile)
+    with Ledger.open(db_url) as ledger:  # opening migrates to the head again
+        job = ledger.enqueue("a", "profile", profile)
+        assert job.kind == "profile" and ledger.get_job(job.id, "a").status == "queued"
+        assert _diff(ledger) == []
+        with pytest.raises(InvalidJobRequest, match="only a profile job"):
+            ledger.enqueue("a", "benchmark", profile)
+        with pytest.raises(InvalidJobRequest, match="only a profile job"):
+            ledger.enqueue("a", "profile", request)

@@ -92,4 +92,4 @@ def test_inspector_reads_a_resource(problems: Path, tmp_path: Path) -> None:
 def test_inspector_modern_era(problems: Path, tmp_path: Path) -> None:
     code, out, err = inspector(problems, tmp_path, "--method", "tools/list", "--protocol-era", "modern")
     assert code == 0, err
-    assert len(out["result"]["tools"]) == 10
+    assert len(out["result"]["tools"]) == 11

@@ -100,7 +100,7 @@ def test_stdio_stdout_carries_only_protocol(problems: Path, tmp_path: Path) -> N
     _, stderr = proc.communicate(timeout=60)
     assert all(m.get("jsonrpc") == "2.0" for m in parsed)
     by_id = {m.get("id"): m for m in parsed}
-    assert len(by_id[2]["result"]["tools"]) == 10
+    assert len(by_id[2]["result"]["tools"]) == 11
     assert by_id[3]["result"]["isError"] is True
     assert "solforge serving MCP on stdio" in stderr
 
@@ -198,7 +198,7 @@ def test_http_refuses_missing_and_wrong_tokens(http_server: HttpServer) -> None:
 async def test_http_both_eras_with_token_identities(http_server: HttpServer, mode: str) -> None:
     async with http_server.client(http_server.tokens["alice"], mode=mode) as alice:
         assert alice.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
-        assert len((await alice.list_tools()).tools) == 10
+        assert len((await alice.list_tools()).tools) == 11
         res = await alice.read_resource("solforge://protocol")
         assert "solforge protocol" in res.contents[0].text  # type: ignore[union-attr]
         job = await alice.call_tool("run_benchmark", {"solution": fake_solution(sleep_s=30), "wait_s": 0})

@@ -515,3 +515,18 @@ def test_cpu_results_read_as_cpu_runs_on_the_boards() -> None:
     assert "local: CPU run, no SOL score speedup 0.55x on the CPU" in text and "0.000" not in text
     row = ProblemRow(name=RMSNORM, workloads=3, best_score=0.0, best_on_cpu=True)
     assert "best: a CPU run (no SOL score)" in row.line() and "0.000" not in row.line()
+
+
+def test_a_profile_answer_is_the_profilers_text_and_says_what_next() -> None:
+    answer = "ncu: 1 kernel(s) in one call, 3.23 us of kernel time\n#1 _rmsnorm_kernel  3.23 us\n  bound: memory-bound"
+    profile = {"tool": "ncu", "workload": "w0", "kernel_us": 3.23, "text": answer, "kernels": [
+        {"index": 1, "name": "_rmsnorm_kernel", "duration_us": 3.23, "bound": "memory-bound"}]}
+    full = {"problem": RMSNORM, "solution": "v1", "device": "NVIDIA H200", "profile": profile,
+            "traces": [_trace("w0", "PASSED", timer="ncu")]}
+    result = result_from_snapshot(_job(kind="profile", report=EvalReport.model_validate(full)), 8000)
+    assert result.kind == "profile" and result.profile == answer and result.passed == result.total == 1
+    assert answer in result.render() and "profile_kernel(kernel=N)" in result.next_step
+    paged = {**profile, "text": "Section: GPU Speed Of Light Throughput ...", "page": 2, "pages": 12}
+    result = result_from_snapshot(_job(kind="profile", report=EvalReport.model_validate(
+        {**full, "profile": paged, "traces": []})), 8000)
+    assert result.profile is not None and result.profile.endswith("(page 2 of 12)")
