@@ -29,10 +29,12 @@ def _eval(args: argparse.Namespace) -> int:
     from solforge.problems import CATALOGUE_DIR, SolforgeError, load_problem
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
 
+    from .cli_solution import read_solution
+
     err = Console(stderr=True)
     try:
         problem = load_problem(args.problem)
-        solution = _read_solution(Path(args.solution))
+        solution = read_solution(Path(args.solution))
         options = EvalOptions(
             workloads=args.workload or None,
             rounds=args.rounds,
@@ -159,23 +161,6 @@ def _evaluator(args: argparse.Namespace, err: Any) -> Any:
         return report
 
     return through_worker
-
-
-def _read_solution(path: Path) -> Any:
-    """solution.json at ``path`` (or in the folder ``path``); a source given by path only is read from
-    beside it, as the MCP tools' solution_path does (PROTOCOL section 1)."""
-    from solforge.problems import FormatError, parse_solution
-    from solforge.problems.load import read_json
-    from solforge.tools.solutions import read_sources_beside
-
-    if path.is_dir():
-        path = path / "solution.json"
-    if not path.is_file():
-        raise FormatError(f"{path}: no such solution file; pass --solution path/to/solution.json")
-    data = read_json(path)
-    if isinstance(data, dict):
-        read_sources_beside(data, path.parent)
-    return parse_solution(data, str(path))  # type: ignore[arg-type]
 
 
 def _fmt_ms(value: float | None) -> str:

@@ -15,11 +15,11 @@ def _profile(args: argparse.Namespace) -> int:
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest, ProfileRequest
     from solforge.sandbox.evaluate import evaluate
 
-    from .cli import _read_solution
+    from .cli_solution import read_solution
 
     try:
         problem = load_problem(args.problem)
-        solution = _read_solution(Path(args.solution))
+        solution = read_solution(Path(args.solution))
         options = EvalOptions(
             workloads=[args.workload] if args.workload else [problem.workloads[0].uuid],
             rounds=args.rounds, device=args.device, gpu_index=args.gpu, target_arch=args.arch,

@@ -20,12 +20,14 @@
 #   quick       the GPU test added since the last run (candidates pinned to the GPU's NUMA node)
 #   cute        where the CuTe DSL and Triton rmsnorms' first calls spend their time (probe_host_cost.py, then
 #               one CuTe DSL workload through the judge with the defences off and on)
+#   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
+#               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
 #               (a lane loading a solution beside the other lane's timing)?
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute interference)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute interference profile)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -73,6 +75,15 @@ case "$step" in
     timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_candidate_affinity.py \
       -p no:cacheprovider > "$OUT/quick_tests.log" 2>&1
     tail -n 6 "$OUT/quick_tests.log" ;;
+  profile)
+    timeout 300 python3 benchmarks/gpu/profile_languages.py --out "$OUT/profile.json" > "$OUT/profile.log" 2>&1
+    tail -n 5 "$OUT/profile.log"
+    timeout 120 python3 benchmarks/gpu/profile_languages.py --tool cupti --languages pytorch triton \
+      --out "$OUT/profile_cupti.json" > "$OUT/profile_cupti.log" 2>&1
+    tail -n 3 "$OUT/profile_cupti.log"
+    timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_profiling_gpu.py -p no:cacheprovider \
+      > "$OUT/profile_tests.log" 2>&1
+    tail -n 4 "$OUT/profile_tests.log" ;;
   interference)
     timeout 120 python3 benchmarks/gpu/probe_interference.py --out "$OUT/interference.json" > "$OUT/interference.log" 2>&1
     tail -n 4 "$OUT/interference.log" ;;

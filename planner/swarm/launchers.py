@@ -82,6 +82,7 @@ SOLFORGE_TOOLS = (
     "get_problem",
     "compile_kernel",
     "run_benchmark",
+    "profile_kernel",
     "wait_job",
     "cancel_job",
     "get_sol_score",

@@ -11,7 +11,8 @@ Behaviours
 good        the problem's reference as a pytorch solution (``reference_solution``): correct, baseline speed
 bad         the reference with its outputs spoiled (x * 2 + 1): a wrong answer, submitted anyway
 improving   ``--steps`` versions, each running the reference fewer times (k, ..., 2, 1): faster each time;
-            benchmarks them all and submits the fastest
+            benchmarks them all and submits the fastest; profiles its first passing version once
+            (``profile_kernel``, as PROTOCOL.md advises: not every iteration), unless ``--no-profile``
 cheating    the reference behind a cache keyed on input shapes that replays old outputs (a reward
             hack the evaluator rejects: fresh inputs every round); submitted anyway
 crash       reads the docs and the problem, then exits with code 3
@@ -281,6 +282,17 @@ async def _finish(client: Any, job: dict[str, Any]) -> dict[str, Any]:
     return job
 
 
+async def _profile_once(client: Any, sol: dict[str, Any]) -> None:
+    """Where the time of one call goes; a server without a GPU refuses, and the agent goes on."""
+    try:
+        answer = await _finish(client, await _call(client, "profile_kernel", {"solution": sol, "wait_s": 30}))
+    except RuntimeError as exc:
+        _say(f"no profile: {exc}")
+        return
+    first = (answer.get("profile") or "").splitlines()
+    _say(f"profiled {sol['name']}: {answer.get('state')}, {first[0] if first else answer.get('note')}")
+
+
 def _rank(job: dict[str, Any]) -> tuple[bool, float]:
     passed = bool(job.get("total")) and job.get("passed") == job.get("total")
     score = job.get("mean_score") or 0.0
@@ -316,6 +328,7 @@ async def run_agent(args: argparse.Namespace, behaviour: str, language: str = "p
         versions = solutions_for(behaviour, args.problem, reference, author=args.agent, steps=args.steps,
                                  base=base, outputs=len(problem.get("outputs") or []))
         results: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        profiled = False
         for sol in versions:
             folder = workspace / sol["name"]
             folder.mkdir(parents=True, exist_ok=True)
@@ -330,6 +343,9 @@ async def run_agent(args: argparse.Namespace, behaviour: str, language: str = "p
                 f"score {job.get('mean_score')}, speedup {job.get('geomean_speedup')}"
             )
             results.append((sol, job))
+            if behaviour == "improving" and args.profile and not profiled and _rank(job)[0]:
+                profiled = True
+                await _profile_once(client, sol)
         passing = [r for r in results if _rank(r[1])[0]]
         chosen = max(passing, key=lambda r: _rank(r[1])[1])[0] if passing else results[-1][0]
         final = await _finish(
@@ -386,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", type=int, default=int(env.get("SOLFORGE_AGENT_INDEX") or 0))
     p.add_argument("--rounds", type=int, default=3, help="correctness rounds per benchmark (1-10)")
     p.add_argument("--steps", type=int, default=3, help="improving: how many versions")
+    p.add_argument("--no-profile", dest="profile", action="store_false",
+                   help="improving: do not call profile_kernel on the first passing version")
     p.add_argument("--language", default="pytorch", help=f"one of {', '.join(LANGUAGES)}, or a list (see the module's help)")
     p.add_argument("--solutions", type=Path, help="folder of hand-written solutions (<problem>/<language>.json)")
     return p
