@@ -988,8 +988,6 @@ class Judge:
                 max(PROFILE_TIMEOUT_S, deadline - time.monotonic()), cuda_ipc=True, blob_limit=_blob_limit(references))
             if not answer.get("ok"):
                 return self._fail(workload, answer, "while profiling: ")
-            counts = self.flops_and_bytes(sizes, shared_inputs)
-            sol_us = self.sol_us(counts)
             if tool == "cupti":
                 kernels = profiling.cupti_kernels(answer.get("kernels") or [])
                 note = ("Nsight Compute (ncu) is not on this machine: kernel durations from CUPTI only"
@@ -997,14 +995,18 @@ class Judge:
                 self.profiled = ProfileReport(tool="cupti", workload=workload.uuid, kernels=kernels, note=note)
             else:
                 self.profiled = self.read_ncu_report(workload)
-            self.profiled.sol_us = sol_us
             self.profiled.kernel_us = round(sum(k.duration_us for k in self.profiled.kernels), 3)
+            # The trace's latency is the profiled kernels' time (one call, each kernel replayed alone under ncu),
+            # marked by its timer: not a timing to compare with run_benchmark's medians. T_SOL as for a timing.
+            perf = Performance(latency_ms=self.profiled.kernel_us / 1e3, timer=tool, iterations=1)
+            verdict = attach_scores(perf, None, counts=self.flops_and_bytes(sizes, shared_inputs),
+                                    hardware=self.env.hardware, calibration_dir=self.cache_dir / "calibration")
+            if verdict is not None:
+                return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
+            if perf.sol_latency_ms is not None:
+                self.profiled.sol_us = round(perf.sol_latency_ms * 1e3, 3)
             if not self.profiled.text:
                 self.profiled.text = profiling.summary_text(self.profiled)
-        # The trace's latency is the profiled kernels' time (one call, each kernel replayed alone under ncu),
-        # marked by its timer: not a timing to compare with run_benchmark's medians.
-        perf = Performance(latency_ms=self.profiled.kernel_us / 1e3,
-                           sol_latency_ms=sol_us / 1e3 if sol_us is not None else None, timer=tool, iterations=1)
         return Trace(definition=self.problem.name, solution=self.solution.name, workload=workload,
                      evaluation=Evaluation(status=Status.PASSED, log=f"profiled with {tool} (one call), not timed",
                                            correctness=correctness, performance=perf, environment=self.env))
@@ -1031,16 +1033,6 @@ class Judge:
             report.text, report.pages = profiling.details_page(ncu, kept, request.kernel, request.page)
             report.page = request.page
         return report
-
-    def sol_us(self, counts: Any) -> float | None:
-        """The workload's T_SOL on this GPU in microseconds, from its counts; None without peaks."""
-        if counts is None:
-            return None
-        from .sol import score
-        from .sol.peaks import resolve_peaks
-
-        peaks = resolve_peaks(self.env.hardware, self.cache_dir / "calibration")
-        return None if peaks is None else round(score.sol_time(counts, peaks).t_sol_ms * 1e3, 3)
 
     def finish(self, report: EvalReport, started: float) -> EvalReport:
         if not self.state.warm:

@@ -21,10 +21,12 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from solforge.problems import Workload
+
 from .api import KernelProfile, ProfileReport, StallShare
 
-__all__ = ["ANSWER_CHARS", "NCU_SECTIONS", "cupti_kernels", "details_page", "kernels_from_raw", "ncu_path",
-           "ncu_prefix", "read_raw", "summary_text"]
+__all__ = ["ANSWER_CHARS", "NCU_SECTIONS", "cupti_kernels", "details_page", "kernels_from_raw", "largest_workload",
+           "ncu_path", "ncu_prefix", "read_raw", "summary_text"]
 
 NCU_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
                 "ComputeWorkloadAnalysis")
@@ -39,6 +41,12 @@ _TENSOR = re.compile(r"^sm__(pipe_tensor\w*_cycles_active|inst_executed_pipe_ten
 _LIMITS = {"launch__occupancy_limit_registers": "registers", "launch__occupancy_limit_shared_mem": "shared memory",
            "launch__occupancy_limit_warps": "warps per SM", "launch__occupancy_limit_blocks": "blocks per SM"}
 _TIME_NS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9}
+
+
+def largest_workload(workloads: Sequence[Workload]) -> Workload:
+    """The workload a profile takes by default: the most elements along its axes, where launch overhead
+    matters least (the smallest are often a single block on the whole GPU)."""
+    return max(workloads, key=lambda w: math.prod(w.axes.values()) if w.axes else 0)
 
 
 def ncu_path() -> str | None:

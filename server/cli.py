@@ -26,10 +26,10 @@ EXIT_NOT_RUN = 3
 def _eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from solforge.problems import CATALOGUE_DIR, SolforgeError, load_problem
+    from solforge.problems import SolforgeError, load_problem
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest
 
-    from .cli_solution import read_solution
+    from .cli_solution import problem_reference, read_solution
 
     err = Console(stderr=True)
     try:
@@ -57,11 +57,7 @@ def _eval(args: argparse.Namespace) -> int:
         err.print(
             f"[yellow]note:[/yellow] solution names definition {solution.definition!r}, evaluating on {problem.name!r}"
         )
-    where = args.problem
-    if problem.folder is not None and problem.folder.parent != CATALOGUE_DIR:
-        # Found in SOLFORGE_PROBLEM_DIRS or given as a path: hand the children the folder itself.
-        where = str(problem.folder.resolve())
-    request = EvalRequest(problem=where, solution=solution, options=options)
+    request = EvalRequest(problem=problem_reference(args.problem, problem), solution=solution, options=options)
     evaluate = _evaluator(args, err)
 
     cancel = threading.Event()

@@ -11,17 +11,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 
 
 def _profile(args: argparse.Namespace) -> int:
-    from solforge.problems import CATALOGUE_DIR, SolforgeError, load_problem
+    from solforge.problems import SolforgeError, load_problem
     from solforge.sandbox.api import EvalEvent, EvalOptions, EvalRequest, ProfileRequest
     from solforge.sandbox.evaluate import evaluate
+    from solforge.sandbox.profiling import largest_workload
 
-    from .cli_solution import read_solution
+    from .cli_solution import problem_reference, read_solution
 
     try:
         problem = load_problem(args.problem)
         solution = read_solution(Path(args.solution))
         options = EvalOptions(
-            workloads=[args.workload] if args.workload else [problem.workloads[0].uuid],
+            workloads=[args.workload or largest_workload(problem.workloads).uuid],
             rounds=args.rounds, device=args.device, gpu_index=args.gpu, target_arch=args.arch,
             time_baseline=False, cache_dir=Path(args.cache_dir) if args.cache_dir else None,
             profile=ProfileRequest(tool=args.tool, kernel=args.kernel, page=args.page),
@@ -29,9 +30,7 @@ def _profile(args: argparse.Namespace) -> int:
     except (SolforgeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    where = args.problem
-    if problem.folder is not None and problem.folder.parent != CATALOGUE_DIR:
-        where = str(problem.folder.resolve())
+    where = problem_reference(args.problem, problem)
 
     def on_event(event: EvalEvent) -> None:
         if event.kind == "progress" and not args.quiet:
@@ -70,7 +69,7 @@ def add_profile_command(sub: Any) -> None:
     p = sub.add_parser("profile", help="profile one call of a solution on one workload (Nsight Compute, or CUPTI)")
     p.add_argument("problem", help="catalogue name or problem folder")
     p.add_argument("--solution", required=True, help="solution.json")
-    p.add_argument("--workload", metavar="UUID", help="the workload to profile (default: the problem's first)")
+    p.add_argument("--workload", metavar="UUID", help="the workload to profile (default: the largest)")
     p.add_argument("--kernel", type=int, metavar="N", help="show kernel N's raw Nsight Compute sections instead")
     p.add_argument("--page", type=int, default=1, help="the page of those sections")
     p.add_argument("--tool", choices=["auto", "ncu", "cupti"], default="auto")

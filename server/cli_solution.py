@@ -1,4 +1,4 @@
-"""Reading a solution.json named on the command line (``solforge eval`` and ``solforge profile``)."""
+"""The solution and problem named on the command line (``solforge eval`` and ``solforge profile``)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,13 @@ def read_solution(path: Path) -> Any:
     if isinstance(data, dict):
         read_sources_beside(data, path.parent)
     return parse_solution(data, str(path))  # type: ignore[arg-type]
+
+
+def problem_reference(name: str, problem: Any) -> str:
+    """What the judge is told to load: the catalogue name, or the folder itself when the problem was found in
+    $SOLFORGE_PROBLEM_DIRS or given as a path (the judge's children read it from there)."""
+    from solforge.problems import CATALOGUE_DIR
+
+    if problem.folder is not None and problem.folder.parent != CATALOGUE_DIR:
+        return str(problem.folder.resolve())
+    return name

@@ -8,11 +8,10 @@ passes a correctness round, then one call runs between cudaProfilerStart and Sto
 
 from __future__ import annotations
 
-import math
-
 from pydantic import Field
 
 from solforge.sandbox.api import ProfileRequest
+from solforge.sandbox.profiling import largest_workload
 
 from .base import DEFAULT_MAX_CHARS, DEFAULT_WAIT_S, MAX_WAIT_S, ToolContext
 from .errors import ToolInputError
@@ -50,7 +49,7 @@ async def profile_kernel(args: ProfileKernelInput, ctx: ToolContext) -> JobResul
             raise ToolInputError(f"workload {args.workload!r} is not a workload of {problem.name}; get_problem lists them")
         workload = args.workload
     else:
-        workload = max(problem.workloads, key=lambda w: math.prod(w.axes.values()) if w.axes else 0).uuid
+        workload = largest_workload(problem.workloads).uuid
     if await live_gpu_slots(ctx) == 0:
         raise ToolInputError(
             "profile_kernel needs a GPU, and no worker of this server has one: use run_benchmark's timings, and "

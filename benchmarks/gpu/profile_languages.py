@@ -3,7 +3,7 @@
     python benchmarks/gpu/profile_languages.py --out profile.json [--problem qwen3_8b_rmsnorm] [--tool auto]
 
 Runs ``solforge profile`` (the same judge, sandbox and report reading as the MCP tool, without a server) on
-the problem's largest workload for each language in ``benchmarks/solutions/<problem>/``, then once more with
+the problem's largest workload (the default of both) for each language in ``benchmarks/solutions/<problem>/``, then once more with
 ``--kernel 1`` for the first page of the longest kernel's sections (from the kept report: no second run).
 Each entry: the language, the tool that answered, the wall time of the command, the answer's size in
 characters, the kernels, and the answer itself.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import time
@@ -22,13 +21,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = ("pytorch", "triton", "cuda_cpp", "cute_dsl")
-
-
-def _largest_workload(problem: str) -> str:
-    from solforge.problems import load_problem
-
-    loaded = load_problem(problem)
-    return max(loaded.workloads, key=lambda w: math.prod(w.axes.values()) if w.axes else 0).uuid  # as profile_kernel
 
 
 def _profile(problem: str, solution: Path, workload: str, tool: str, kernel: int | None) -> dict[str, Any]:
@@ -55,7 +47,10 @@ def main() -> int:
     parser.add_argument("--languages", nargs="+", default=list(LANGUAGES))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    workload = _largest_workload(args.problem)
+    from solforge.problems import load_problem
+    from solforge.sandbox.profiling import largest_workload
+
+    workload = largest_workload(load_problem(args.problem).workloads).uuid  # profile_kernel's default too
     entries = []
     for language in args.languages:
         solution = ROOT / "benchmarks" / "solutions" / args.problem / f"{language}.json"
