@@ -275,9 +275,11 @@ class EvalRequest(SandboxModel):
 class EvalEvent(SandboxModel):
     """One line the judge writes on stdout: progress, a trace, or the final report."""
 
-    kind: Literal["progress", "build", "trace", "report", "error", "ready", "gpu"]
+    kind: Literal["progress", "build", "trace", "report", "error", "ready", "gpu", "gpu_done"]
     """``ready``: the judge is warm and waits for the next request (a warm judge's first line);
-    ``gpu``: the solution is loaded and the judge waits for ``go`` (a request with ``gpu_gate``)."""
+    ``gpu``: the solution is loaded and the judge waits for ``go`` (a request with ``gpu_gate``);
+    ``gpu_done``: its GPU work is over before its report (a profile: what is left is writing and
+    reading Nsight Compute's report on the CPU), so the caller may release the GPU now."""
     message: str | None = None
     done: int | None = None
     total: int | None = None

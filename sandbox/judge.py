@@ -986,20 +986,25 @@ class Judge:
             answer, _ = self.candidate.request(
                 {"cmd": "profile", "inputs": shared_inputs, "outputs": buffers, "tool": tool},
                 max(PROFILE_TIMEOUT_S, deadline - time.monotonic()), cuda_ipc=True, blob_limit=_blob_limit(references))
-            if not answer.get("ok"):
-                return self._fail(workload, answer, "while profiling: ")
+        if not answer.get("ok"):
+            return self._fail(workload, answer, "while profiling: ")
+        counts = self.flops_and_bytes(sizes, shared_inputs)  # may read the inputs on the GPU
+        if self.request.gpu_gate and self.state.warm:
+            # ncu replayed each kernel inside the call; writing and reading its report is CPU work
+            # (several seconds), which need not hold the GPU's lease.
+            emit(EvalEvent(kind="gpu_done"))
+        with self.phase("profile_report"):
             if tool == "cupti":
-                kernels = profiling.cupti_kernels(answer.get("kernels") or [])
-                note = ("Nsight Compute (ncu) is not on this machine: kernel durations from CUPTI only"
-                        if self.options.profile.tool == "auto" else None)
-                self.profiled = ProfileReport(tool="cupti", workload=workload.uuid, kernels=kernels, note=note)
+                self.profiled = ProfileReport(tool="cupti", workload=workload.uuid,
+                                              kernels=profiling.cupti_kernels(answer.get("kernels") or []),
+                                              note=profiling.cupti_note(self.options.profile.tool))
             else:
                 self.profiled = self.read_ncu_report(workload)
             self.profiled.kernel_us = round(sum(k.duration_us for k in self.profiled.kernels), 3)
             # The trace's latency is the profiled kernels' time (one call, each kernel replayed alone under ncu),
             # marked by its timer: not a timing to compare with run_benchmark's medians. T_SOL as for a timing.
             perf = Performance(latency_ms=self.profiled.kernel_us / 1e3, timer=tool, iterations=1)
-            verdict = attach_scores(perf, None, counts=self.flops_and_bytes(sizes, shared_inputs),
+            verdict = attach_scores(perf, None, counts=counts,
                                     hardware=self.env.hardware, calibration_dir=self.cache_dir / "calibration")
             if verdict is not None:
                 return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)

@@ -171,11 +171,44 @@ def kernels_from_raw(rows: Sequence[Mapping[str, str]]) -> list[KernelProfile]:
 
 
 def cupti_kernels(records: Iterable[Sequence[object]]) -> list[KernelProfile]:
-    """The CUPTI fallback: each GPU operation of the call, (start_ns, end_ns, name), in launch order."""
+    """The CUPTI fallback: each GPU operation of the call, (start_ns, end_ns, name), in launch order,
+    named as Nsight Compute would (demangled: CUPTI gives the symbols)."""
     ordered = sorted((int(s), int(e), str(n)) for s, e, n in records)  # type: ignore[call-overload]
+    names = demangle([name for _, _, name in ordered])
     return [KernelProfile(index=i, name=name, duration_us=round((end - start) / 1e3, 3),
                           bound="durations only (Nsight Compute did not run): see the note")
-            for i, (start, end, name) in enumerate(ordered, start=1)]
+            for i, ((start, end, _), name) in enumerate(zip(ordered, names, strict=True), start=1)]
+
+
+def cupti_note(asked: str) -> str:
+    """Why a profile has durations only, from the tool that was asked for."""
+    if asked == "cupti":
+        return ("tool='cupti' was asked for: kernel durations from CUPTI only; tool='ncu' adds throughput, "
+                "occupancy, cache hit rates, stalls and what bounds each kernel")
+    return "Nsight Compute (ncu) is not on this machine: kernel durations from CUPTI only"
+
+
+_SYMBOL = re.compile(r"_Z[\w.$]{1,2000}")
+
+
+def demangle(names: list[str]) -> list[str]:
+    """C++ symbols as source names, by binutils' c++filt (one process for all). The names come from the
+    candidate's process, so only what looks like an Itanium symbol of bounded length goes to c++filt;
+    other names, and every name when c++filt is missing or fails, stay as they are."""
+    cxxfilt = shutil.which("c++filt")
+    symbols = [n for n in names if _SYMBOL.fullmatch(n)]
+    if not symbols or cxxfilt is None:
+        return names
+    try:
+        done = subprocess.run([cxxfilt], input="\n".join(symbols) + "\n", capture_output=True, text=True,
+                              timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return names
+    readable = done.stdout.splitlines()
+    if len(readable) != len(symbols):
+        return names
+    named = dict(zip(symbols, readable, strict=True))
+    return [named.get(n, n) for n in names]
 
 
 def _waves(value: float) -> str:

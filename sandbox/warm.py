@@ -137,11 +137,12 @@ class Outcome:
 
 def collect(judge: JudgeProcess, *, deadline: float, on_event: Callable[[EvalEvent], None] | None,
             cancel: threading.Event | None, total_timeout_s: float,
-            on_gpu: Callable[[], None] | None = None) -> Outcome:
+            on_gpu: Callable[[], None] | None = None, on_gpu_done: Callable[[], None] | None = None) -> Outcome:
     """Relay one evaluation's events until its report, an error, the judge's exit, a cancel or the deadline.
 
     ``on_gpu`` answers a ``gpu`` event (a request with ``gpu_gate``): it returns once the GPU may be
     used, and the judge is then told ``go``; the time it took does not count against the deadline.
+    ``on_gpu_done`` answers ``gpu_done``: the judge needs the GPU no more for this evaluation.
     """
     outcome = Outcome()
     while True:
@@ -166,6 +167,10 @@ def collect(judge: JudgeProcess, *, deadline: float, on_event: Callable[[EvalEve
                 on_gpu()
             deadline += time.monotonic() - waited
             judge.go()
+            continue
+        if event.kind == "gpu_done":
+            if on_gpu_done is not None:
+                on_gpu_done()
             continue
         if event.kind == "trace" and event.trace is not None:
             outcome.traces.append(event.trace)
@@ -277,7 +282,8 @@ class WarmJudge:
         """Evaluate ``request`` in the warm judge (see :func:`solforge.sandbox.evaluate.evaluate`).
 
         ``gpu_lease`` is entered once the solution is built and loaded, just before the judge's first
-        GPU work, and left when the report arrives: a worker's lease then covers the GPU work only.
+        GPU work, and left when the judge says its GPU work is done or the report arrives: a worker's
+        lease then covers the GPU work only.
         An exception it raises (the job was cancelled while it waited) stops the judge and is raised.
         """
         with self._lock, contextlib.ExitStack() as lease:
@@ -294,7 +300,8 @@ class WarmJudge:
                 try:
                     outcome = collect(judge, deadline=deadline, on_event=on_event, cancel=cancel,
                                       total_timeout_s=request.options.total_timeout_s,
-                                      on_gpu=(lambda: lease.enter_context(gpu_lease())) if gpu_lease else None)
+                                      on_gpu=(lambda: lease.enter_context(gpu_lease())) if gpu_lease else None,
+                                      on_gpu_done=lease.close)
                 except BaseException:
                     self._discard()  # it waits for a go that will not come
                     raise

@@ -176,6 +176,11 @@ def test_swarm_stop_from_another_process_then_resume(tmp_path: Path) -> None:
             assert _events(ledger, "swarm.resumed")
             assert ledger.leaderboard(SMALL_PROBLEMS[0])[0].agent == agent
             assert_ledger_quiet(ledger)
+        # The improving agent profiles its first passing version once; this server has no GPU, so it is
+        # refused with the reason, and the agent goes on to its next version and its submission.
+        log = (tmp_path / "run" / "logs" / f"{agent}.log").read_text()
+        assert log.count("call profile_kernel") == log.count("no profile: ") >= 1, log[-3000:]
+        assert "needs a GPU" in log and log.rindex("no profile: ") < log.rindex("call submit_solution"), log[-3000:]
         status = subprocess.run(
             [*solforge(), "swarm", "status", run_id, "--db", db_url, "--json"],
             env=env,

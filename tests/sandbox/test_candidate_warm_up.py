@@ -37,7 +37,7 @@ def test_dim_order_imports_sympy_lazily_so_a_spare_imports_it_first() -> None:
     assert not [m for m in warm if m.startswith(("sympy", "torch.fx"))], warm
 
 
-def test_a_spare_for_triton_hashes_triton_itself_before_a_solution_compiles() -> None:
+def test_a_spare_for_triton_prepares_triton_before_a_solution_compiles() -> None:
     triton_cache = pytest.importorskip("triton.runtime.cache")
     from solforge.sandbox.candidate import _import_language_packages
 

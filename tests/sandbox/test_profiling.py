@@ -74,6 +74,28 @@ def test_the_cupti_fallback_lists_operations_in_launch_order() -> None:
     assert text.startswith("cupti: 2 kernel(s)") and "note: Nsight Compute (ncu) is not on this machine" in text
 
 
+@pytest.mark.parametrize("asked", ["auto", "cupti"])
+def test_a_cupti_answer_always_says_why_it_has_durations_only(asked: str) -> None:
+    """Its kernels' bound line points at the note, so there is one whichever tool was asked for."""
+    note = profiling.cupti_note(asked)
+    assert ("tool='cupti' was asked for" in note) == (asked == "cupti")
+    assert ("not on this machine" in note) == (asked == "auto")
+    (kernel,) = profiling.cupti_kernels([(0, 1_000, "k")])
+    report = ProfileReport(tool="cupti", workload="w", kernels=[kernel], kernel_us=1.0, note=note)
+    assert "see the note" in kernel.bound and f"note: {note}" in profiling.summary_text(report)
+
+
+def test_cupti_symbols_are_demangled_as_ncu_names_them() -> None:
+    """The H200 run of 2026-12-03 showed PyTorch's kernels to the agent as raw symbols."""
+    mangled = ("_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_kernel"
+               "IN3c108BFloat16EfLb1EEEviT0_PKT_S8_S8_PS5_S9_PS6_")
+    first, second = profiling.cupti_kernels([(0, 2_000, mangled), (3_000, 4_000, "_rmsnorm_kernel")])
+    assert first.name.startswith("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16")
+    assert second.name == "_rmsnorm_kernel"  # a C name stays as it is
+    odd = ["_Z3fooi\n_Z3bari", "_Z" + "x" * 3000]  # not one bounded symbol: never given to c++filt
+    assert profiling.demangle([*odd, "_Z3fooi"]) == [*odd, "foo(int)"]
+
+
 @pytest.mark.parametrize(("fields", "expected"), [
     ({"dram_pct": 88.0, "sm_pct": 20.0, "memory_pct": 90.0}, "memory-bound: DRAM at 88%"),
     ({"dram_pct": 10.0, "sm_pct": 30.0, "memory_pct": 75.0}, "memory-bound on chip"),

@@ -54,3 +54,42 @@ def test_cupti_lists_the_kernels_of_one_call(tmp_path: Path) -> None:
     profile = report.profile
     assert profile is not None and profile.tool == "cupti" and profile.kernels
     assert all(k.duration_us > 0 for k in profile.kernels) and profile.text.startswith("cupti:")
+    assert profile.note and "tool='cupti' was asked for" in profile.note
+    assert not any(k.name.startswith("_Z") for k in profile.kernels), "CUPTI's symbols reach the agent demangled"
+
+
+def test_a_worker_profile_releases_the_gpu_before_reading_the_report(tmp_path: Path) -> None:
+    """Under ncu the GPU work ends with the profiled call; the report's writing and reading (seconds of CPU)
+    happen after a worker's lease is released."""
+    import contextlib
+    import time
+    from collections.abc import Iterator
+
+    from solforge.problems import Solution, load_problem
+    from solforge.sandbox import profiling
+    from solforge.sandbox.api import EvalOptions, EvalRequest, ProfileRequest
+    from solforge.sandbox.evaluate import evaluate
+    from solforge.sandbox.warm import WarmJudge
+
+    if profiling.ncu_path() is None:
+        pytest.skip("Nsight Compute (ncu) is not installed")
+    held: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def lease() -> Iterator[None]:
+        held["taken"] = time.monotonic()
+        yield
+        held["released"] = time.monotonic()
+
+    problem = load_problem("qwen3_8b_rmsnorm")
+    solution = Solution.model_validate(json.loads((SOLUTIONS / "triton.json").read_text()))
+    options = EvalOptions(workloads=[problem.workloads[0].uuid], rounds=1, time_baseline=False, cache_dir=tmp_path,
+                          profile=ProfileRequest(tool="ncu"))
+    with WarmJudge(device="cuda") as judge:
+        started = time.monotonic()
+        report = evaluate(EvalRequest(problem="qwen3_8b_rmsnorm", solution=solution, options=options),
+                          judge=judge, gpu_lease=lease)
+        ended = time.monotonic()
+    assert report.all_passed and report.profile is not None and report.profile.kernels
+    assert report.phases["profile_report"] > 0.5, report.phases  # closing the candidate and reading ncu's report
+    assert ended - held["released"] >= report.phases["profile_report"] * 0.9, (held, started, ended, report.phases)
