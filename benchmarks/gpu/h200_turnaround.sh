@@ -22,12 +22,14 @@
 #               one CuTe DSL workload through the judge with the defences off and on)
 #   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
 #               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
+#   gaps        launch_gaps_probe.py: eager PyTorch's two levels split into the first dispatch, the kernels and the
+#               gaps between them, with each process's CPU and its clock, and the GPU's SM clock
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
 #               (a lane loading a solution beside the other lane's timing)?
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift pch corpus defences baseline counts loop quick cute interference profile)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift gaps pch corpus defences baseline counts loop quick cute interference profile)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -84,6 +86,9 @@ case "$step" in
     timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_profiling_gpu.py -p no:cacheprovider \
       > "$OUT/profile_tests.log" 2>&1
     tail -n 4 "$OUT/profile_tests.log" ;;
+  gaps)
+    timeout 300 python3 benchmarks/timing/launch_gaps_probe.py --out "$OUT/launch_gaps.json" > "$OUT/launch_gaps.log" 2>&1
+    tail -n 8 "$OUT/launch_gaps.log" ;;
   interference)
     timeout 120 python3 benchmarks/gpu/probe_interference.py --out "$OUT/interference.json" > "$OUT/interference.log" 2>&1
     tail -n 4 "$OUT/interference.log" ;;
