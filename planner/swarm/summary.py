@@ -45,6 +45,8 @@ class SwarmSummary(BaseModel):
     queue_wait_p50_s: float | None = None
     """Enqueue-to-start of the slot jobs (benchmarks and submissions) started in the run's window."""
     queue_wait_p95_s: float | None = None
+    lease_s_by_kind: dict[str, float] = {}
+    """Lease-seconds by job kind (benchmark, submit, profile): where the slots' time went."""
     evaluations: int = 0
     """Slot jobs that finished ``done`` (each an evaluation on the GPU)."""
     evaluations_per_gpu_hour: float | None = None
@@ -75,7 +77,11 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
     start = min((float(lease["acquired_at"]) for lease in leases), default=None)
     end = max((float(lease["released_at"]) for lease in leases), default=None)
     steady_s = end - start if start is not None and end is not None else 0.0
-    busy = sum(float(lease["released_at"]) - float(lease["acquired_at"]) for lease in leases)
+    by_kind: dict[str, float] = {}
+    for lease in leases:
+        held = float(lease["released_at"]) - float(lease["acquired_at"])
+        by_kind[str(lease["kind"])] = by_kind.get(str(lease["kind"]), 0.0) + held
+    busy = sum(by_kind.values())
     slot_s = steady_s * len(slots)
     evaluations = store.run_evaluations(run_id)
 
@@ -99,6 +105,7 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
         steady_end=datetime.fromtimestamp(end, UTC) if end is not None else None,
         steady_s=round(steady_s, 3),
         lease_utilisation=round(min(1.0, busy / slot_s), 4) if slot_s > 0 else None,
+        lease_s_by_kind={kind: round(seconds, 3) for kind, seconds in sorted(by_kind.items())},
         queue_wait_p50_s=report.wait_p50_s,
         queue_wait_p95_s=report.wait_p95_s,
         evaluations=evaluations,

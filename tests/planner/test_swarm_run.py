@@ -108,6 +108,10 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             assert summary.cheating_agents == [cheat, bad]
             assert summary.evaluations > 0 and summary.queue_wait_p50_s is not None
             assert summary.lease_utilisation is not None and 0.0 < summary.lease_utilisation <= 1.0
+            # Benchmarks and submissions held the slot (no profiles: this server has no GPU).
+            assert {"benchmark", "submit"} <= set(summary.lease_s_by_kind) <= {"benchmark", "submit"}
+            assert summary.lease_utilisation * summary.steady_s * summary.slots == \
+                pytest.approx(sum(summary.lease_s_by_kind.values()), rel=0.01, abs=0.01)
             assert summary.evaluations_per_gpu_hour and summary.evaluations_per_gpu_hour > 0
             assert summary.headline.submissions >= 2
             assert_ledger_quiet(ledger)
