@@ -27,6 +27,7 @@ import math
 import os
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -508,11 +509,26 @@ class Judge:
                 and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads):
             with self.phase("baseline_load"):  # its processes started and loaded now, not under the lease
                 self.baseline_timer.open_all()
-        with self.phase("gpu_wait"):
+        with self.phase("gpu_wait"), self.candidate_paused():
             emit(EvalEvent(kind="gpu"))
             line = sys.stdin.readline()
         if line.strip() != "go":
             raise RuntimeError("the caller closed the GPU gate without saying go")
+
+    @contextlib.contextmanager
+    def candidate_paused(self) -> Iterator[None]:
+        """Freeze the loaded candidate (SIGSTOP to its process group) while the worker waits for the GPU's
+        lease: another lane times on that GPU meanwhile, and a solution whose import left a thread
+        launching work would run beside that timing. Work it already queued is not stopped."""
+        candidate = self.candidate
+        if candidate is None:
+            yield
+            return
+        candidate.signal_group(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            candidate.signal_group(signal.SIGCONT)
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from solforge.problems import Solution, Status, load_solution
@@ -32,6 +33,17 @@ def _solution(code: str) -> Solution:
 
 def _request(solution: Solution, cache: Path, **options: object) -> EvalRequest:
     return EvalRequest(problem=str(DATA), solution=solution, options=EvalOptions(**{**FAST, "cache_dir": cache, **options}))
+
+
+def _candidate_states(judge: WarmJudge) -> list[str]:
+    """The states of the warm judge's candidate processes (the one in use and its spares)."""
+    assert judge._process is not None
+    states = []
+    for proc in psutil.Process(judge._process.proc.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "solforge.sandbox.candidate" in " ".join(proc.cmdline()):
+                states.append(proc.status())
+    return states
 
 
 def _statuses(report: object) -> list[Status]:
@@ -109,11 +121,13 @@ def test_a_gated_evaluation_takes_the_gpu_lease_only_after_building_and_loading(
     """A worker's lease covers the GPU work only: the judge builds and loads the solution first, then
     waits for the lease; a solution that does not load never asks for it."""
     events: list[tuple[str, float]] = []
+    waiting: list[list[str]] = []
 
     @contextlib.contextmanager
     def lease() -> Iterator[None]:
         events.append(("lease", time.monotonic()))
         time.sleep(0.5)  # another job's GPU work: not this evaluation's time limit, not its load
+        waiting.append(_candidate_states(judge))
         yield
         events.append(("release", time.monotonic()))
 
@@ -127,6 +141,10 @@ def test_a_gated_evaluation_takes_the_gpu_lease_only_after_building_and_loading(
     order = [kind for kind, _ in events if kind != "trace"]
     assert order[:2] == ["build", "lease"] and order[-2:] == ["report", "release"], order
     assert order[2:-2] == ["workload"] * 3, order  # every workload ran inside the lease
+    # While it waited for the lease, the loaded candidate was frozen (another lane times meanwhile); the
+    # spare started for the next evaluation was not.
+    assert waiting and waiting[0].count(psutil.STATUS_STOPPED) == 1, waiting
+    assert psutil.STATUS_STOPPED not in _candidate_states(judge)
     assert report.phases["load"] > 0 and report.phases["gpu_wait"] >= 0.5
     # The cache had no baselines: their processes started and loaded the reference before the lease too.
     assert report.phases["baseline_load"] > 0 and len(report.baselines) == 3
