@@ -5,6 +5,13 @@ torch.compile), T_SOL and its bound, which is what the catalogue ships as its sp
 baseline table for that GPU. On the CPU it checks that every reference passes as a solution.
 
     python benchmarks/catalogue/run_references.py --smallest 2 --out results.json [--jobs 8] [--no-baseline]
+    python benchmarks/catalogue/run_references.py --out h200.json --table problems/baselines/nvidia-h200.jsonl \
+        --csv benchmarks/results/catalogue_h200.csv --cache-dir /tmp/fresh   # on the GPU: the shipped tables
+
+``--table`` merges the baselines the judge measured (its own baseline path: eager and ``torch.compile``
+in their own processes, keyed as its cache keys them) into a shipped table, one record per line; ``--csv``
+writes one row per workload evaluated: its axes, the baseline's variants, T_SOL and bound, how close the
+baseline already is to speed of light (``T_SOL / T_b``) and the reference's status.
 
 ``--jobs`` evaluates several problems at once (each in its own judge and candidate processes): for
 the pass/fail check, not for timings, which need the GPU to themselves. The output file is rewritten
@@ -14,6 +21,7 @@ after every problem, and a problem already in it is skipped, so a run cut short 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import time
@@ -22,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from solforge.problems import catalogue_names, load_problem, reference_solution
-from solforge.sandbox.api import EvalOptions, EvalRequest
+from solforge.sandbox.api import BaselineRecord, EvalOptions, EvalRequest
 from solforge.sandbox.evaluate import evaluate
 
 
@@ -36,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--jobs", type=int, default=1, help="problems evaluated at once")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline (pass/fail only)")
+    parser.add_argument("--table", type=Path, help="merge the measured baselines into this JSONL table")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="the judge's cache (default: the user's); a fresh one with --table, so that the "
+                             "baselines are measured rather than read from an earlier run's cache")
+    parser.add_argument("--csv", type=Path, help="one row per evaluated workload (catalogue_<gpu>.csv)")
     args = parser.parse_args(argv)
 
     previous = json.loads(args.out.read_text()) if args.out.is_file() else {}
@@ -57,22 +70,27 @@ def main(argv: list[str] | None = None) -> int:
             iterations=args.iterations,
             device=args.device,
             time_baseline=not args.no_baseline,
+            **({"cache_dir": args.cache_dir} if args.cache_dir is not None else {}),
         )
         started = time.perf_counter()
         report = evaluate(
             EvalRequest(problem=name, solution=reference_solution(problem.definition), options=options)
         )
+        baselines = {b.workload: b for b in report.baselines}
         rows = []
         for t in report.traces:
             ev = t.evaluation
             perf = ev.performance
             fields = ("latency_ms", "reference_latency_ms", "baseline_latency_ms", "sol_latency_ms", "sol_bound",
                       "sol_score", "timer", "peak_source")
+            base = baselines.get(t.workload.uuid)
             rows.append({"uuid": t.workload.uuid, "axes": t.workload.axes, "status": ev.status.value,
                          "log": ev.log[:300],
-                         **({k: getattr(perf, k) for k in fields} if perf else {})})
+                         **({k: getattr(perf, k) for k in fields} if perf else {}),
+                         **(base.model_dump(include={"eager_ms", "compiled_ms", "eager_error", "compiled_error"})
+                            if base else {})})
         result = {"problem": name, "device": report.device, "seconds": round(time.perf_counter() - started, 1),
-                  "workloads": rows}
+                  "workloads": rows, "baselines": [b.model_dump(exclude={"source"}) for b in report.baselines]}
         environment = report.traces[0].evaluation.environment.model_dump() if report.traces else {}
         return result, environment
 
@@ -91,7 +109,50 @@ def main(argv: list[str] | None = None) -> int:
             args.out.write_text(json.dumps(
                 {"date": datetime.now(UTC).isoformat(timespec="seconds"), "environment": env, "results": results},
                 indent=1))
+            if args.table is not None:
+                merge_table(args.table, result["baselines"])
+            if args.csv is not None:
+                write_csv(args.csv, results)
     return 1 if failures else 0
+
+
+CSV_COLUMNS = ("problem", "workload", "axes", "eager_ms", "compiled_ms", "baseline_ms", "t_sol_ms", "bound",
+               "baseline_sol_fraction", "reference_status", "compiled_error")
+
+
+def merge_table(path: Path, records: list[dict]) -> None:
+    """Add ``records`` to the JSONL table at ``path``, one per key (a new measurement replaces an old one),
+    ordered by problem and then as measured."""
+    table: dict[str, dict] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                table[record["key"]] = record
+    for record in records:
+        table[record["key"]] = BaselineRecord.model_validate(record).model_dump(exclude={"source"})
+    ordered = sorted(table.values(), key=lambda r: r["problem"])  # stable: within a problem, as measured
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in ordered))
+
+
+def write_csv(path: Path, results: list[dict]) -> None:
+    """One row per evaluated workload; ``baseline_sol_fraction`` is T_SOL / T_b (1.0: the baseline is at speed
+    of light already), empty where either is missing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for result in results:
+            for row in result["workloads"]:
+                t_b, t_sol = row.get("baseline_latency_ms"), row.get("sol_latency_ms")
+                writer.writerow({
+                    "problem": result["problem"], "workload": row["uuid"], "axes": json.dumps(row["axes"]),
+                    "eager_ms": row.get("eager_ms"), "compiled_ms": row.get("compiled_ms"), "baseline_ms": t_b,
+                    "t_sol_ms": t_sol, "bound": row.get("sol_bound"),
+                    "baseline_sol_fraction": round(t_sol / t_b, 4) if t_b and t_sol else None,
+                    "reference_status": row["status"], "compiled_error": (row.get("compiled_error") or "")[-300:],
+                })
 
 
 if __name__ == "__main__":

@@ -34,3 +34,37 @@ def test_every_shipped_record_has_todays_key(table: Path) -> None:
         torch_version, timer = record.key.split("|")[4:6]
         assert record.key == baseline_key(problem.definition, workload, record.hardware, torch_version, timer)
         assert record.baseline_ms == min(t for t in (record.eager_ms, record.compiled_ms) if t is not None)
+
+
+@pytest.mark.slow
+def test_run_references_measures_baselines_into_a_table_and_a_csv(tmp_path: Path) -> None:
+    """benchmarks/catalogue/run_references.py, as it builds the shipped tables on a GPU, here on the CPU: the
+    judge's own baselines, merged into a table whose records carry today's key, and a row per workload."""
+    import csv
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    table, rows = tmp_path / "cpu.jsonl", tmp_path / "catalogue_cpu.csv"
+    old = {"key": "old|k", "problem": "a_problem_measured_before", "workload": "w", "hardware": "cpu",
+           "eager_ms": 1.0, "compiled_ms": None, "baseline_ms": 1.0, "eager_error": None, "compiled_error": None}
+    table.write_text(json.dumps(old) + "\n")
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "catalogue" / "run_references.py"), "--problems", "qwen3_8b_rmsnorm",
+         "--smallest", "2", "--device", "cpu", "--rounds", "1", "--iterations", "3", "--out", str(tmp_path / "r.json"),
+         "--table", str(table), "--csv", str(rows), "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [BaselineRecord.model_validate_json(line) for line in table.read_text().splitlines()]
+    assert records[0].key == "old|k"  # kept; ordered by problem
+    problem = load_problem("qwen3_8b_rmsnorm")
+    measured = records[1:]
+    assert len(measured) == 2 and all(r.problem == "qwen3_8b_rmsnorm" and r.eager_ms for r in measured)
+    for record in measured:
+        (workload,) = [w for w in problem.workloads if w.uuid == record.workload]
+        torch_version, timer = record.key.split("|")[4:6]
+        assert record.key == baseline_key(problem.definition, workload, "cpu", torch_version, timer)
+    with rows.open() as f:
+        lines = list(csv.DictReader(f))
+    assert [r["workload"] for r in lines] == [r.workload for r in measured]
+    assert all(r["reference_status"] == "PASSED" and float(r["eager_ms"]) > 0 for r in lines)
