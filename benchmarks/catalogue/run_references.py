@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="problems evaluated at once")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline (pass/fail only)")
     parser.add_argument("--table", type=Path, help="merge the measured baselines into this JSONL table")
+    parser.add_argument("--deadline-s", type=float,
+                        help="start no problem after this many seconds (a device call's limit; run again to resume)")
     parser.add_argument("--cache-dir", type=Path,
                         help="the judge's cache (default: the user's); a fresh one with --table, so that the "
                              "baselines are measured rather than read from an earlier run's cache")
@@ -57,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.problems or catalogue_names() if n not in done]
     env: dict = previous.get("environment", {})
 
-    def one(name: str) -> tuple[dict, dict]:
+    stop_at = time.monotonic() + args.deadline_s if args.deadline_s is not None else None
+
+    def one(name: str) -> tuple[dict, dict] | None:
+        if stop_at is not None and time.monotonic() > stop_at:
+            return None
         problem = load_problem(name)
         workloads = sorted(
             problem.workloads, key=lambda w: sum(problem.definition.resolve_axes(w.axes).values())
@@ -96,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
 
     failures = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for result, environment in pool.map(one, names):
+        for answer in pool.map(one, names):
+            if answer is None:
+                continue  # past the deadline: left for the next run
+            result, environment = answer
             results.append(result)
             env = env or environment
             rows = result["workloads"]
@@ -113,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                 merge_table(args.table, result["baselines"])
             if args.csv is not None:
                 write_csv(args.csv, results)
+    finished = {r["problem"] for r in results}
+    left = [n for n in args.problems or catalogue_names() if n not in finished]
+    print(f"{len(finished)} problem(s) done, {len(left)} left", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -22,6 +22,8 @@
 #               one CuTe DSL workload through the judge with the defences off and on)
 #   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
 #               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
+#   catalogue   benchmarks/catalogue/run_references.py on every workload of the catalogue, resumed from the
+#               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv
 #   gaps        launch_gaps_probe.py: eager PyTorch's two levels split into the first dispatch, the kernels and the
 #               gaps between them, with each process's CPU and its clock, and the GPU's SM clock
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
@@ -29,7 +31,7 @@
 # Every step logs to its own file under $OUT, so a step cut short still leaves what it printed.
 # Several steps in one call, comma-separated (drift,fidelity,cute): one machine start, no idle gap.
 set -uo pipefail
-steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift gaps pch corpus defences baseline counts loop quick cute interference profile)}
+steps=${1:?usage: h200_turnaround.sh STEP[,STEP...] [turnaround.py arguments]  (steps: tests turnaround fidelity drift gaps catalogue pch corpus defences baseline counts loop quick cute interference profile)}
 source benchmarks/gpu/setup_device.sh
 for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
@@ -86,6 +88,16 @@ case "$step" in
     timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_profiling_gpu.py -p no:cacheprovider \
       > "$OUT/profile_tests.log" 2>&1
     tail -n 4 "$OUT/profile_tests.log" ;;
+  catalogue)
+    # Issue 15, resumable across sessions: starts from the committed progress and table, stops starting problems
+    # at 480 s; commit the three files from $OUT back (benchmarks/results/catalogue_h200_runs.json,
+    # catalogue_h200.csv, problems/baselines/nvidia-h200.jsonl).
+    cp benchmarks/results/catalogue_h200_runs.json "$OUT/" 2>/dev/null
+    cp problems/baselines/nvidia-h200.jsonl "$OUT/nvidia-h200.jsonl"
+    timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 480 \
+      --out "$OUT/catalogue_h200_runs.json" --table "$OUT/nvidia-h200.jsonl" --csv "$OUT/catalogue_h200.csv" \
+      --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
+    tail -n 6 "$OUT/catalogue.log" ;;
   gaps)
     timeout 300 python3 benchmarks/timing/launch_gaps_probe.py --out "$OUT/launch_gaps.json" > "$OUT/launch_gaps.log" 2>&1
     tail -n 8 "$OUT/launch_gaps.log" ;;
