@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                          **(base.model_dump(include={"eager_ms", "compiled_ms", "eager_error", "compiled_error"})
                             if base else {})})
         result = {"problem": name, "device": report.device, "seconds": round(time.perf_counter() - started, 1),
-                  "workloads": rows, "baselines": [b.model_dump(exclude={"source"}) for b in report.baselines]}
+                  "phases": report.phases, "workloads": rows, "baselines": [b.model_dump(exclude={"source"}) for b in report.baselines]}
         environment = report.traces[0].evaluation.environment.model_dump() if report.traces else {}
         return result, environment
 
@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = result["workloads"]
             passed = sum(r["status"] == "PASSED" for r in rows)
             failures += len(rows) - passed
-            print(f"{result['problem']:45s} {passed}/{len(rows)} passed  {result['seconds']:6.1f} s", file=sys.stderr)
+            phases = " ".join(f"{k} {v:.1f}" for k, v in sorted(result["phases"].items(), key=lambda kv: -kv[1])[:4])
+            print(f"{result['problem']:45s} {passed}/{len(rows)} passed  {result['seconds']:6.1f} s  ({phases})",
+                  file=sys.stderr)
             for r in rows:
                 if r["status"] != "PASSED":
                     print(f"    {r['uuid'][:8]} {r['status']}: {r['log'][:200]}", file=sys.stderr)
