@@ -99,7 +99,7 @@ case "$step" in
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
     tail -n 6 "$OUT/catalogue.log" ;;
   gaps)
-    timeout 300 python3 benchmarks/timing/launch_gaps_probe.py --out "$OUT/launch_gaps.json" > "$OUT/launch_gaps.log" 2>&1
+    timeout 300 python3 benchmarks/timing/launch_gaps_probe.py --processes 4 --schedules auto spin blocking --out "$OUT/launch_gaps.json" > "$OUT/launch_gaps.log" 2>&1
     tail -n 8 "$OUT/launch_gaps.log" ;;
   interference)
     timeout 120 python3 benchmarks/gpu/probe_interference.py --out "$OUT/interference.json" > "$OUT/interference.log" 2>&1
