@@ -483,6 +483,34 @@ def _run_near_the_gpu() -> None:
             os.sched_setaffinity(0, cpus)
 
 
+CU_CTX_SCHED_SPIN = 1
+"""cuda.h: the host thread spins while it waits for the GPU, rather than yielding or sleeping."""
+
+
+def _spin_while_waiting() -> str | None:
+    """Make the primary CUDA context spin in ``synchronize`` (before torch creates it); why not, if it failed.
+
+    The harness synchronises after every timed call. Under the driver's default policy the waiting thread
+    yields, and the host work that follows (the next launch's dispatch) runs on a CPU that went idle: on the
+    H200 an eager PyTorch rmsnorm's gap between its two launches was 9-20 us by process, two levels that
+    moved medians by up to 2x between evaluations, against 7-8.5 us in every process that spun; the kernels
+    themselves were the same in both (h200-2026-12-04, launch_gaps.json). A baseline process starts the same
+    way, so the candidate and its baseline are timed alike."""
+    import ctypes
+
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        return f"no libcuda ({exc})"
+    device = ctypes.c_int()
+    for call, args in (("cuInit", (0,)), ("cuDeviceGet", (ctypes.byref(device), 0)),
+                       ("cuDevicePrimaryCtxSetFlags_v2", (device, CU_CTX_SCHED_SPIN))):
+        code = getattr(cu, call)(*args)
+        if code != 0:
+            return f"{call} returned CUresult {code}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="solforge candidate process (started by the judge)")
     parser.add_argument("--fd", type=int, required=True)
@@ -490,14 +518,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="where the solution will run (cuda:N or cpu)")
     parser.add_argument("--language", help="the solution's kernel language, when known before it is sent")
     args = parser.parse_args(argv)
+    notes: list[str] = []
     if args.device.startswith("cuda"):
         _run_near_the_gpu()
-    notes: list[str] = []
+        not_spinning = _spin_while_waiting()
+        if not_spinning:
+            notes.append(f"timing: the CUDA context could not be set to spin while waiting ({not_spinning})")
     if args.defences == "on":
         # Before any solution code exists in this process: Landlock (writes only in the scratch folder)
         # and seccomp (no namespace changes, no ptrace). Only what could not be applied is reported.
-        notes = [n for n in defences.confine_process(defences.writable_folders(Path.cwd()))
-                 if not n.startswith(("landlock ABI", "seccomp:"))]
+        notes += [n for n in defences.confine_process(defences.writable_folders(Path.cwd()))
+                  if not n.startswith(("landlock ABI", "seccomp:"))]
     # Start torch, the CUDA context and the harness while the judge is still building and preparing
     # inputs (or, for a warm judge's spare, before the evaluation exists): the first command then
     # finds this process warm. Nothing of the solution is here yet.

@@ -7,6 +7,12 @@ judge copies it out of the process's folder when the evaluation ends, into
 build key is a hash of the sources, flags, toolchain and target, so nothing crosses to another
 solution). Only regular files are copied, never links, and a cache above :data:`MAX_BYTES` is not
 kept.
+
+A restore lands in a process that is already running: a spare has started Triton's CUDA driver, whose
+helper module it built into the same cache folder and mapped. A file that is already there is therefore
+never written again (its name is a content hash: it holds the same bytes); a new one is written beside its
+name and renamed into place, so that no process ever sees a half-written file. Rewriting the mapped helper
+in place crashed every Triton candidate from the second evaluation on (SIGSEGV, H200, 2026-12-04).
 """
 
 from __future__ import annotations
@@ -46,12 +52,20 @@ def _copy_tree(source: Path, target: Path) -> bool:
         return False
     for relative, _ in files:
         destination = target / relative
+        if os.path.lexists(destination):
+            continue  # the process's own copy, perhaps mapped: never rewritten
         destination.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             # O_NOFOLLOW: a file swapped for a link after the walk is not followed.
             fd = os.open(source / relative, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as src, destination.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
+            partial = destination.with_name(f".{destination.name}.{os.getpid()}.part")
+            try:
+                with os.fdopen(fd, "rb") as src, partial.open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                os.replace(partial, destination)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    partial.unlink()
     return True
 
 

@@ -81,7 +81,8 @@ def test_the_warm_judge_is_faster_and_agrees_with_a_fresh_one(language: str, tmp
         warm = evaluate(request, judge=judge)
         warm_s = time.monotonic() - started
         assert judge.starts == 1
-    assert [t.evaluation.status for t in warm.traces] == [t.evaluation.status for t in fresh.traces]
+    # Both passed, not merely alike: a restored JIT cache once crashed every warm Triton candidate.
+    assert {t.evaluation.status for t in fresh.traces} == {t.evaluation.status for t in warm.traces} == {Status.PASSED}
     assert warm_s < fresh_s, (warm_s, fresh_s)
     for a, b in zip(warm.traces, fresh.traces, strict=True):
         if language == "pytorch" and b.evaluation.performance.latency_ms < 0.05:
