@@ -490,12 +490,12 @@ CU_CTX_SCHED_SPIN = 1
 def _spin_while_waiting() -> str | None:
     """Make the primary CUDA context spin in ``synchronize`` (before torch creates it); why not, if it failed.
 
-    The harness synchronises after every timed call. Under the driver's default policy the waiting thread
-    yields, and the host work that follows (the next launch's dispatch) runs on a CPU that went idle: on the
-    H200 an eager PyTorch rmsnorm's gap between its two launches was 9-20 us by process, two levels that
-    moved medians by up to 2x between evaluations, against 7-8.5 us in every process that spun; the kernels
-    themselves were the same in both (h200-2026-12-04, launch_gaps.json). A baseline process starts the same
-    way, so the candidate and its baseline are timed alike."""
+    The harness synchronises after every timed call. Under the driver's default policy the waiting thread may
+    yield, and the host work that follows (the next launch's dispatch) starts on a CPU that went idle. On the
+    H200 the gap between an eager PyTorch rmsnorm's two launches was 8.9-17.8 us by process under the default
+    and 7.0-8.3 us in four of six spinning processes, with the kernels the same in all (h200-2026-12-04,
+    launch_gaps.json). The processes at the higher level are rarer this way, but they still occur. A baseline
+    process starts the same way, so the candidate and its baseline are timed alike."""
     import ctypes
 
     try:
