@@ -29,6 +29,7 @@ import solforge.problems as problems_package
 from solforge.problems import Definition, Performance, Solution, SourceFile, Workload, reference_solution
 
 from .api import BaselineRecord
+from .sol.counting import SHIPPED_COUNTS
 from .timing import resolved_median
 
 if TYPE_CHECKING:
@@ -41,6 +42,34 @@ ERROR_CHARS = 1500
 RECIPE = "b2"
 """Bumped when the way a baseline is measured changes, so that older records are measured again
 (b2: torch.compile no longer depends on inductor's worker pool, which failed from the third shape on)."""
+
+
+LAUNCH_BOUND_MS = 0.005
+"""A baseline under 5 us is launch-bound: the launch and the harness's per-call cost are much of the time, so
+an agent learns more from fusing launches away than from a faster kernel body."""
+COMPILED_SLOW_FACTOR = 2.0
+"""A compiled baseline this many times slower than eager is worth a note (inductor lost, or recompiled)."""
+
+
+def is_launch_bound(baseline_ms: float | None) -> bool:
+    return baseline_ms is not None and 0 < baseline_ms < LAUNCH_BOUND_MS
+
+
+def baseline_checks(record: BaselineRecord, t_sol_ms: float | None) -> list[str]:
+    """What a measured baseline says about its workload, as short flags (empty: nothing to say).
+
+    ``faster_than_sol``: the baseline beats the speed of light, so the FLOP/byte counts are too high or the
+    reference does less than its definition says; ``compiled_slow``: torch.compile took over
+    :data:`COMPILED_SLOW_FACTOR` times the eager time; ``launch_bound``: under :data:`LAUNCH_BOUND_MS`.
+    """
+    flags = []
+    if t_sol_ms and record.baseline_ms < t_sol_ms:
+        flags.append("faster_than_sol")
+    if record.compiled_ms and record.eager_ms and record.compiled_ms > COMPILED_SLOW_FACTOR * record.eager_ms:
+        flags.append("compiled_slow")
+    if is_launch_bound(record.baseline_ms):
+        flags.append("launch_bound")
+    return flags
 
 
 def definition_digest(definition: Definition) -> str:
@@ -250,6 +279,19 @@ def shipped_records(problem: str, hardware: str, tables_dir: Path | None = None)
     """
     folder = tables_dir if tables_dir is not None else problems_package.tables_dir()
     return list(_table(folder / table_name(hardware)).get(problem, []))
+
+
+def shipped_by_gpu(problem: str, tables_dir: Path | None = None) -> dict[str, list[BaselineRecord]]:
+    """Every shipped table's records of ``problem``, by GPU model (for showing; a judge uses
+    :func:`shipped_records` of its own GPU, key by key)."""
+    folder = tables_dir if tables_dir is not None else problems_package.tables_dir()
+    found: dict[str, list[BaselineRecord]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.name == SHIPPED_COUNTS:
+            continue  # the speed-of-light counts share the folder
+        for record in _table(path).get(problem, []):
+            found.setdefault(record.hardware, []).append(record)
+    return found
 
 
 def attach_scores(perf: Performance, baseline: BaselineRecord | None, *, counts: Any, hardware: str,

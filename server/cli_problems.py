@@ -224,18 +224,24 @@ def _show(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from solforge.problems import SolforgeError, load_problem
+    from solforge.sandbox.baseline import is_launch_bound, shipped_by_gpu
 
     try:
         problem = load_problem(args.name)
     except SolforgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    shipped = {gpu: {r.workload: r.baseline_ms for r in records} for gpu, records in shipped_by_gpu(problem.name).items()}
     if args.json:
         print(
             json.dumps(
                 {
                     "definition": problem.definition.to_json_dict(),
                     "workloads": [w.to_json_dict() for w in problem.workloads],
+                    "shipped_baselines": {
+                        gpu: {uuid: {"baseline_ms": ms, "launch_bound": is_launch_bound(ms)} for uuid, ms in times.items()}
+                        for gpu, times in shipped.items()
+                    },
                 },
                 indent=2,
             )
@@ -247,7 +253,16 @@ def _show(args: argparse.Namespace) -> int:
     console.print(f"{d.name} ({d.category}, {d.op_type}) from {d.hf_id}", style="bold")
     console.print(d.description or "")
     console.print(f"axes: {json.dumps({k: v.to_json_dict() for k, v in d.axes.items()})}")
-    console.print(f"{len(problem.workloads)} workloads; reference:\n{d.reference}")
+    gpus = sorted(shipped)
+    console.print(f"{len(problem.workloads)} workloads" + (f" (T_b shipped for {', '.join(gpus)})" if gpus else "") + ":")
+    for w in problem.workloads:
+        times = [(gpu, shipped[gpu][w.uuid]) for gpu in gpus if w.uuid in shipped[gpu]]
+        line = f"  {w.uuid} {json.dumps(w.axes)}"
+        line += "".join(f"  T_b {ms * 1e3:.1f} us" + (" launch-bound" if is_launch_bound(ms) else "") for _, ms in times)
+        console.print(line)
+    if any(is_launch_bound(ms) for times in shipped.values() for ms in times.values()):
+        console.print("launch-bound: a baseline under 5 us, where launches and per-call overhead are much of the time")
+    console.print(f"reference:\n{d.reference}")
     return 0
 
 

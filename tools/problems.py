@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from solforge.problems import Category, ConstAxis, Definition, ExprAxis, Problem, TensorSpec, Workload
+from solforge.sandbox.baseline import is_launch_bound, shipped_records
 
 from .base import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, ToolContext, ToolModel, ToolResult, clip
 from .catalogue import ProblemEntry
@@ -221,7 +222,10 @@ class WorkloadInfo(ToolResult):
     inputs: str | None = None
     """Non-random inputs (scalars, safetensors, custom), if any."""
     baseline_ms: float | None = None
-    """Baseline time T_b measured on this server's GPU, when known."""
+    """Baseline time T_b on this server's GPU model, when known (your earlier runs, or the shipped table)."""
+    launch_bound: bool = False
+    """T_b is under 5 us: launches and per-call overhead are much of the time, so fusing launches away gains
+    more than a faster kernel body."""
 
 
 class GetProblemResult(ToolResult):
@@ -299,6 +303,8 @@ class GetProblemResult(ToolResult):
                 line += f" inputs {w.inputs}"
             if w.baseline_ms is not None:
                 line += f" baseline {w.baseline_ms:.4g} ms"
+            if w.launch_bound:
+                line += " (launch-bound: under 5 us, launch overhead dominates)"
             out.append(line)
         if self.next_workload_offset is not None:
             out.append(
@@ -369,6 +375,7 @@ def describe_problem(
             tolerance=_tolerance(w),
             inputs=_inputs(w),
             baseline_ms=baselines.get(w.uuid),
+            launch_bound=is_launch_bound(baselines.get(w.uuid)),
         )
         for w in wl
     ]
@@ -429,4 +436,19 @@ async def get_problem(args: GetProblemInput, ctx: ToolContext) -> GetProblemResu
     """
     problem = ctx.services.problems.load(args.name)
     baselines, device, _ = await baselines_for(ctx, problem.name)
+    if not baselines:
+        from .score import local_gpu
+
+        baselines, device = shipped_baselines(problem.name, local_gpu())
     return describe_problem(problem, args, baselines, device)
+
+
+def shipped_baselines(problem: str, gpu: str | None) -> tuple[dict[str, float], str | None]:
+    """T_b per workload from the table shipped for ``gpu``'s model, and where they come from ({}, None: no
+    table, or no GPU). Shown whatever torch version measured them; a judge uses a record only when its key,
+    which includes the version, matches its own."""
+    if gpu is None:
+        return {}, None
+    records = shipped_records(problem, gpu)
+    times = {r.workload: r.baseline_ms for r in records}  # the table's latest record of a workload wins
+    return times, (f"{gpu} (shipped table)" if times else None)

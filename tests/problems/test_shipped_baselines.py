@@ -12,10 +12,41 @@ import pytest
 from solforge.problems import load_problem
 from solforge.problems.load import TABLES_DIR
 from solforge.sandbox.api import BaselineRecord
-from solforge.sandbox.baseline import baseline_key, table_name
+from solforge.sandbox.baseline import baseline_checks, baseline_key, is_launch_bound, table_name
 from solforge.sandbox.sol.counting import SHIPPED_COUNTS
 
 TABLES = sorted(p for p in TABLES_DIR.glob("*.jsonl") if p.name != SHIPPED_COUNTS)
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+
+
+def _record(baseline_ms: float, eager_ms: float | None = None, compiled_ms: float | None = None) -> BaselineRecord:
+    return BaselineRecord(key="k", problem="p", workload="w", hardware="NVIDIA H200", baseline_ms=baseline_ms,
+                          eager_ms=eager_ms, compiled_ms=compiled_ms)
+
+
+def test_baseline_checks_flag_what_a_baseline_says_about_its_workload() -> None:
+    assert baseline_checks(_record(0.1, 0.1, 0.12), t_sol_ms=0.05) == []
+    assert baseline_checks(_record(0.04, 0.04, 0.05), t_sol_ms=0.05) == ["faster_than_sol"]
+    assert baseline_checks(_record(0.1, 0.1, 0.21), t_sol_ms=0.01) == ["compiled_slow"]
+    assert baseline_checks(_record(0.1, 0.1, 0.2), t_sol_ms=0.01) == []  # exactly 2x is not over it
+    assert baseline_checks(_record(0.0021, 0.01, 0.0021), t_sol_ms=0.001) == ["launch_bound"]
+    assert baseline_checks(_record(0.003, 0.003, None), t_sol_ms=None) == ["launch_bound"]  # no T_SOL: no SOL check
+    assert not is_launch_bound(0.005) and not is_launch_bound(None) and is_launch_bound(0.0049)
+
+
+def test_no_shipped_h200_baseline_beats_the_speed_of_light() -> None:
+    """A baseline under T_SOL is a counting error or a reference that does less than it says: such a workload
+    is fixed or taken out of the catalogue before its table ships."""
+    import csv
+
+    with (RESULTS / "catalogue_sol_h200.csv").open() as f:
+        t_sol_ms = {(r["problem"], r["workload"]): float(r["t_sol_us"]) / 1e3 for r in csv.DictReader(f)}
+    records = [BaselineRecord.model_validate_json(line)
+               for line in (TABLES_DIR / table_name("NVIDIA H200")).read_text().splitlines() if line.strip()]
+    assert len(records) > 300  # the catalogue's measured part, not only the seed problem
+    beaten = [(r.problem, r.workload) for r in records
+              if "faster_than_sol" in baseline_checks(r, t_sol_ms[(r.problem, r.workload)])]
+    assert beaten == []
 
 
 def test_there_is_a_table_for_the_h200() -> None:
@@ -74,6 +105,7 @@ def test_run_references_measures_baselines_into_a_table_and_a_csv(tmp_path: Path
         lines = list(csv.DictReader(f))
     assert [r["workload"] for r in lines] == [r.workload for r in measured]
     assert all(r["reference_status"] == "PASSED" and float(r["eager_ms"]) > 0 for r in lines)
+    assert all("checks" in r and "faster_than_sol" not in r["checks"] for r in lines)  # the CPU has no T_SOL
     # Run again with that table shipped: the judge measures nothing, and the rows still carry the variants.
     before = table.read_text()
     run_references("again", SOLFORGE_BASELINE_TABLES=str(tmp_path))

@@ -45,6 +45,21 @@ def test_show_keeps_square_brackets_and_long_lines() -> None:
     assert description in done.stdout.splitlines()  # one line, not wrapped at 80 columns
 
 
+def test_show_gives_each_workloads_shipped_baseline_and_says_which_are_launch_bound() -> None:
+    problem = load_problem("qwen3_8b_rmsnorm")
+    by_tokens = {w.axes["num_tokens"]: w.uuid for w in problem.workloads}
+    text = _cli("problems", "show", "qwen3_8b_rmsnorm").stdout.splitlines()
+    assert any(line.endswith("(T_b shipped for NVIDIA H200):") for line in text)
+    one = next(line for line in text if by_tokens[1] in line)
+    largest = next(line for line in text if by_tokens[16384] in line)
+    assert "T_b" in one and one.endswith("launch-bound")
+    assert "T_b" in largest and "launch-bound" not in largest
+    shown = json.loads(_cli("problems", "show", "qwen3_8b_rmsnorm", "--json").stdout)
+    h200 = shown["shipped_baselines"]["NVIDIA H200"]
+    assert h200[by_tokens[1]]["launch_bound"] and not h200[by_tokens[16384]]["launch_bound"]
+    assert h200[by_tokens[16384]]["baseline_ms"] > 0.005
+
+
 def test_list_at_80_columns_keeps_whole_names_and_matches_op_type_substrings() -> None:
     done = _cli("problems", "list", "--op-type", "rmsnorm")
     assert done.returncode == 0, done.stderr

@@ -243,3 +243,26 @@ def test_synthesised_problems_validate(tmp_path: Path) -> None:
             problem.workloads
             and json.loads((entry.folder / "definition.json").read_text())["name"] == entry.name
         )
+
+
+async def test_get_problem_gives_the_shipped_baselines_of_this_gpu_and_flags_launch_bound_workloads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No run of the caller's yet: T_b comes from the table shipped for the server's GPU model, and a workload
+    whose baseline is under 5 us says that launch overhead dominates it."""
+    import solforge.tools.score as score
+
+    ctx = context(ToolServices(ToolSettings(include_catalogue=True)))
+    args = GetProblemInput(name="qwen3_8b_rmsnorm", include_reference=False, workload_limit=20)
+    monkeypatch.setattr(score, "local_gpu", lambda: None)  # a CPU server: nothing shipped applies
+    bare = await get_problem(args, ctx)
+    assert bare.baseline_device is None and all(w.baseline_ms is None and not w.launch_bound for w in bare.workloads)
+
+    monkeypatch.setattr(score, "local_gpu", lambda: "NVIDIA H200")
+    result = await get_problem(args, ctx)
+    assert result.baseline_device == "NVIDIA H200 (shipped table)"
+    assert all(w.baseline_ms for w in result.workloads)
+    small = {w.axes["num_tokens"]: w for w in result.workloads}
+    assert small[1].launch_bound and small[1].baseline_ms < 0.005
+    assert not small[16384].launch_bound and small[16384].baseline_ms > 0.005
+    line = next(x for x in result.render().splitlines() if small[1].uuid in x)
+    assert "launch-bound" in line
