@@ -241,6 +241,9 @@ class JudgeState:
         self.shared_pool = None
         self._problems: dict[str, _Loaded] = {}
         self.evaluations = 0
+        self.baseline_processes = 0
+        """How many baseline processes the last evaluation took: a warm judge keeps as many spares ready besides
+        the candidate's, since evaluations that measure baselines tend to follow each other (a catalogue's run)."""
         if self.device.type == "cuda":
             torch.empty(1, device=self.device)  # the context, once
             if "expandable_segments:true" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower():
@@ -418,7 +421,17 @@ class Judge:
                                             cuda=self.device.type == "cuda", timeout_s=BASELINE_TIMEOUT_S)
         state.spares.keep_only(self.profile)
         if self.runs_solution():
-            state.spares.fill(self.profile, count=1)  # the candidate starts up while the solution is built
+            # The candidate starts up while the solution is built, and so do the baseline's processes when they
+            # will be needed (one started only when it was asked for cost 4-7 s a problem on the H200, 2026-12-04).
+            state.spares.fill(self.profile, count=1 + (len(self.baseline_timer.variants) if self.needs_baselines() else 0))
+
+    def needs_baselines(self) -> bool:
+        """Whether a workload asked for has no baseline yet (held-out workloads are not known before the run)."""
+        if not self.options.time_baseline or self.options.profile is not None:
+            return False
+        wanted = set(self.options.workloads or ())
+        return any(self.baselines.get(self.baseline_key(w)) is None
+                   for w in self.problem.workloads if not wanted or w.uuid in wanted)
 
     # -- build and candidate -------------------------------------------------------------
 
@@ -1075,6 +1088,7 @@ class Judge:
         if self.cleaned:
             return
         self.cleaned = True
+        self.state.baseline_processes = len(self.baseline_timer.procs)
         for proc in self.baseline_timer.procs.values():
             # The compiled reference's inductor and Triton caches: the next baseline of this problem (another
             # shape, a new torch) loads them instead of compiling again.
@@ -1156,7 +1170,7 @@ def serve(device: str, root: Path) -> int:
             state.spares.follow(list(recent))
             profile = state.profile(request.options)
             state.spares.keep_only(profile)
-            state.spares.fill(profile)
+            state.spares.fill(profile, count=max(state.spares.depth, 1 + state.baseline_processes))
     finally:
         state.close()
         shutil.rmtree(root, ignore_errors=True)  # this judge's own folder, also when its caller died
