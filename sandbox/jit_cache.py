@@ -8,9 +8,11 @@ build key is a hash of the sources, flags, toolchain and target, so nothing cros
 solution). Only regular files are copied, never links, and a cache above :data:`MAX_BYTES` is not
 kept.
 
-The judge keeps the caches of its baseline processes the same way (the reference under torch.compile:
-inductor's graphs and Triton's kernels, minutes per problem to build), under ``trusted-<build key>``
-(:func:`kept_key`), which no candidate's cache can be saved as.
+The judge's baseline processes restore only from ``trusted-<build key>`` (:func:`kept_key`), which no
+candidate's cache can be saved as. Nothing saves there yet: a compiled baseline's inductor cache restored into
+another process's home failed (H200, 2026-12-04). Inductor's autotuning cache is keyed by the absolute path of
+each generated kernel in the first process's home, so the second process's autotuning tried to write there
+(``PermissionError`` under Landlock), and its compiled variant was not timed.
 
 A restore lands in a process that is already running: a spare has started Triton's CUDA driver, whose
 helper module it built into the same cache folder and mapped. A file that is already there is therefore

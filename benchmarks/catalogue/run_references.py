@@ -19,15 +19,6 @@ serves every problem: torch and CUDA load once, and each problem finds its proce
 per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04). The output file is
 rewritten after every problem, and a problem already in it is skipped, so a run cut short resumes.
 
-``--precompile-jobs N`` (with ``--cache-dir``) splits a GPU run into chunks (``--precompile-chunk``, 2N problems
-unless set), each in two phases.
-First, N problems at a time are evaluated in judges of their own, only so that the judge keeps each compiled
-reference's inductor and Triton caches (torch.compile once per workload shape is most of a problem's time,
-12-47 s on the H200, and it is CPU work that parallelises over the host's cores). What those runs timed, with
-the GPU shared, is thrown away, and so are inductor's autotuning choices, which were made under the same
-contention. Then one warm judge times the chunk's problems alone on the GPU as without the option; each compiled
-baseline loads its graphs instead of building them, and autotunes its kernels again on an idle GPU.
-
 The CSV's ``checks`` column flags what a workload's baseline says about it (``baseline_checks``): faster
 than T_SOL (a counting error, or a reference that does less than its definition), a compiled variant over
 twice as slow as eager, a launch-bound baseline under 5 us.
@@ -46,7 +37,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from solforge.problems import catalogue_names, load_problem, reference_solution
-from solforge.sandbox import jit_cache
 from solforge.sandbox.api import BaselineRecord, EvalOptions, EvalRequest
 from solforge.sandbox.baseline import baseline_checks, shipped_records
 from solforge.sandbox.evaluate import evaluate
@@ -70,12 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the judge's cache (default: the user's); a fresh one with --table, so that the "
                              "baselines are measured rather than read from an earlier run's cache")
     parser.add_argument("--csv", type=Path, help="one row per evaluated workload (catalogue_<gpu>.csv)")
-    parser.add_argument("--precompile-jobs", type=int, default=0,
-                        help="build each chunk's compiled baselines this many problems at a time first (needs --cache-dir)")
-    parser.add_argument("--precompile-chunk", type=int, help="problems per chunk (default: twice --precompile-jobs)")
     args = parser.parse_args(argv)
-    if args.precompile_jobs and args.cache_dir is None:
-        parser.error("--precompile-jobs needs --cache-dir (the compiled baselines are kept there for the timing pass)")
 
     previous = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results: list[dict] = previous.get("results", [])
@@ -87,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     judges = contextlib.ExitStack()
     judge = judges.enter_context(WarmJudge(device=args.device)) if args.jobs <= 1 else None
 
-    def request(name: str, *, rounds: int, iterations: int) -> EvalRequest:
+    def one(name: str) -> tuple[dict, dict] | None:
+        if stop_at is not None and time.monotonic() > stop_at:
+            return None
         problem = load_problem(name)
         workloads = sorted(
             problem.workloads, key=lambda w: sum(problem.definition.resolve_axes(w.axes).values())
@@ -96,19 +83,16 @@ def main(argv: list[str] | None = None) -> int:
             workloads = workloads[: args.smallest]
         options = EvalOptions(
             workloads=[w.uuid for w in workloads],
-            rounds=rounds,
-            iterations=iterations,
+            rounds=args.rounds,
+            iterations=args.iterations,
             device=args.device,
             time_baseline=not args.no_baseline,
             **({"cache_dir": args.cache_dir} if args.cache_dir is not None else {}),
         )
-        return EvalRequest(problem=name, solution=reference_solution(problem.definition), options=options)
-
-    def one(name: str) -> tuple[dict, dict] | None:
-        if stop_at is not None and time.monotonic() > stop_at:
-            return None
         started = time.perf_counter()
-        report = evaluate(request(name, rounds=args.rounds, iterations=args.iterations), judge=judge)
+        report = evaluate(
+            EvalRequest(problem=name, solution=reference_solution(problem.definition), options=options), judge=judge
+        )
         measured = {b.workload: b for b in report.baselines}
         # A baseline the judge took from the shipped table is not in the report: the table's record with the
         # same workload and T_b is the one it used.
@@ -132,40 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         environment = report.traces[0].evaluation.environment.model_dump() if report.traces else {}
         return result, environment
 
-    def precompile(chunk: list[str]) -> None:
-        """Evaluate ``chunk`` ``--precompile-jobs`` problems at a time, for the compiled baselines' caches only."""
-        started = time.perf_counter()
-        def build(name: str) -> bool:
-            try:
-                return bool(evaluate(request(name, rounds=1, iterations=3)).baselines)
-            except Exception as exc:  # only a cache is lost: the timing pass compiles what is missing itself
-                print(f"    precompile of {name} failed: {exc}", file=sys.stderr)
-                return False
-
-        with ThreadPoolExecutor(max_workers=args.precompile_jobs) as pool:
-            kept = sum(pool.map(build, chunk))
-        forget_timings(args.cache_dir, chunk)
-        print(f"precompiled {kept}/{len(chunk)} problem(s)' baselines in {time.perf_counter() - started:.1f} s",
-              file=sys.stderr)
-
-    def answers():
-        if not args.precompile_jobs:
-            yield from pool.map(one, names)
-            return
-        size = args.precompile_chunk or 2 * args.precompile_jobs
-        last_chunk_s = 0.0
-        for i in range(0, len(names), size):
-            if stop_at is not None and time.monotonic() + last_chunk_s > stop_at:
-                return  # a chunk started now would be cut short after paying for its precompile
-            started = time.monotonic()
-            chunk = names[i:i + size]
-            precompile(chunk)
-            yield from map(one, chunk)
-            last_chunk_s = time.monotonic() - started
-
     failures = 0
     with judges, ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for answer in answers():
+        for answer in pool.map(one, names):
             if answer is None:
                 continue  # past the deadline: left for the next run
             result, environment = answer
@@ -191,16 +144,6 @@ def main(argv: list[str] | None = None) -> int:
     left = [n for n in args.problems or catalogue_names() if n not in finished]
     print(f"{len(finished)} problem(s) done, {len(left)} left", file=sys.stderr)
     return 1 if failures else 0
-
-
-def forget_timings(cache_dir: Path, names: list[str]) -> None:
-    """Drop what a precompile pass measured with the GPU shared: its baseline records and inductor's autotuning
-    choices (``*.best_config`` beside each generated kernel), kept with the compiled baselines' caches."""
-    for name in names:
-        (cache_dir / "baselines" / f"{name}.json").unlink(missing_ok=True)
-    for kept in (cache_dir / "jit").glob(f"{jit_cache.TRUSTED_PREFIX}*"):
-        for choice in kept.rglob("*.best_config"):
-            choice.unlink(missing_ok=True)
 
 
 CSV_COLUMNS = ("problem", "workload", "axes", "eager_ms", "compiled_ms", "baseline_ms", "t_sol_ms", "bound",
