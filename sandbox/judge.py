@@ -421,15 +421,15 @@ class Judge:
         if self.runs_solution():
             # The candidate starts up while the solution is built, and so do the baseline's processes when they
             # will be needed (one started only when it was asked for cost 4-7 s a problem on the H200, 2026-12-04).
-            state.spares.fill(self.profile, count=1 + (len(self.baseline_timer.variants) if self.needs_baselines() else 0))
+            wanted = set(self.options.workloads or ())
+            asked = [w for w in self.problem.workloads if not wanted or w.uuid in wanted]  # held-out ones: not yet
+            variants = len(self.baseline_timer.variants) if self.needs_baselines(asked) else 0
+            state.spares.fill(self.profile, count=1 + variants)
 
-    def needs_baselines(self) -> bool:
-        """Whether a workload asked for has no baseline yet (held-out workloads are not known before the run)."""
-        if not self.options.time_baseline or self.options.profile is not None:
-            return False
-        wanted = set(self.options.workloads or ())
-        return any(self.baselines.get(self.baseline_key(w)) is None
-                   for w in self.problem.workloads if not wanted or w.uuid in wanted)
+    def needs_baselines(self, workloads: list[Workload]) -> bool:
+        """Whether one of ``workloads`` has no baseline yet, which this evaluation then measures."""
+        return self.options.time_baseline and self.options.profile is None \
+            and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads)
 
     # -- build and candidate -------------------------------------------------------------
 
@@ -471,8 +471,8 @@ class Judge:
             # Nothing was ready (spares still importing torch): the report says how long that cost.
             with self.phase("spare_wait"):
                 proc.wait_warm(CANDIDATE_START_TIMEOUT_S)
-        if build.cache_key:
-            jit_cache.restore(self.cache_dir, jit_cache.kept_key(build.cache_key, trusted=trusted), proc.home)
+        if build.cache_key and not trusted:  # a baseline's process starts with an empty cache (see jit_cache)
+            jit_cache.restore(self.cache_dir, build.cache_key, proc.home)
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
              "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
@@ -518,8 +518,7 @@ class Judge:
         workloads fail without one, and the caller is not asked."""
         if not self.load_candidate():
             return
-        if self.options.time_baseline and self.options.profile is None \
-                and any(self.baselines.get(self.baseline_key(w)) is None for w in workloads):
+        if self.needs_baselines(workloads):
             with self.phase("baseline_load"):  # its processes started and loaded now, not under the lease
                 self.baseline_timer.open_all()
         with self.phase("gpu_wait"), self.candidate_paused():
