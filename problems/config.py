@@ -14,7 +14,8 @@ Every process of solforge (server, workers, judges, the command line) reads thes
 ``SOLFORGE_TARGET_ARCH``        the GPU architecture builds target when no GPU is visible
 ``SOLFORGE_DEFENCES``           ``off`` turns the sandbox's defences off (measurements only)
 ``SOLFORGE_SPARE_PAUSE``        ``0`` leaves starting spare processes running beside timed loops
-``SOLFORGE_BASELINE_TABLES``    ``0`` ignores the shipped baseline tables
+``SOLFORGE_BASELINE_TABLES``    a folder of baseline tables to use instead of the shipped ones (a
+                                folder that does not exist, such as ``0``: no tables)
 ``SOLFORGE_LOG_LEVEL``          the server's log level
 ==============================  ==================================================================
 

@@ -281,6 +281,22 @@ def shipped_records(problem: str, hardware: str, tables_dir: Path | None = None)
     return list(_table(folder / table_name(hardware)).get(problem, []))
 
 
+def shipped_gpus(tables_dir: Path | None = None) -> list[str]:
+    """The GPU models a baseline table ships for, as their records name them (``NVIDIA H200``)."""
+    folder = tables_dir if tables_dir is not None else problems_package.tables_dir()
+    found = set()
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.name != SHIPPED_COUNTS:
+            found |= {r.hardware for records in _table(path).values() for r in records}
+    return sorted(found)
+
+
+def shipped_problem_names(hardware: str, tables_dir: Path | None = None) -> list[str]:
+    """The problems the table of ``hardware``'s model holds records of, sorted."""
+    folder = tables_dir if tables_dir is not None else problems_package.tables_dir()
+    return sorted(_table(folder / table_name(hardware)))
+
+
 def shipped_by_gpu(problem: str, tables_dir: Path | None = None) -> dict[str, list[BaselineRecord]]:
     """Every shipped table's records of ``problem``, by GPU model (for showing; a judge uses
     :func:`shipped_records` of its own GPU, key by key)."""

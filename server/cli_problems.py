@@ -6,6 +6,10 @@ bound of a workload (memory or compute) is its speed-of-light bound on a GPU's d
 reference, as get_sol_score computes it; a problem whose workloads disagree is ``mixed``. Counting
 traces each reference on meta tensors and is cached on disk, so only the first run is slow; it is
 done only when a bound is asked for.
+
+``summary`` also places the GPU's shipped baseline table against the speed of light: T_SOL / T_b per workload,
+by bound and by category, with a histogram (:mod:`solforge.sandbox.sol.catalogue`, printed by
+:mod:`solforge.server.cli_catalogue_sol`); ``--no-bound`` skips it with the counting.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from solforge.problems import Problem
+    from solforge.sandbox.sol.catalogue import CatalogueSol
 
 DEFAULT_GPU = "H200"
 """Whose datasheet peaks decide the bound in listings (the GPU the catalogue's tables are for)."""
@@ -173,6 +178,14 @@ def _print_summary(summary: dict[str, Any], gpu: str | None) -> None:
             print(f"{title}: {items}")
 
 
+def _baseline_sol(rows: list[Row], gpu: str) -> CatalogueSol | None:
+    """The listed problems' shipped baselines on ``gpu`` against the speed of light (None: no table ships)."""
+    from solforge.problems.config import cache_dir
+    from solforge.sandbox.sol.catalogue import catalogue_sol
+
+    return catalogue_sol(gpu, problem_names=[r.problem.name for r in rows], cache_dir=cache_dir())
+
+
 def _list(args: argparse.Namespace) -> int:
     from rich import box
     from rich.console import Console
@@ -183,10 +196,19 @@ def _list(args: argparse.Namespace) -> int:
         if not args.no_bound and not args.bound:
             _add_bounds(rows, args.gpu)
         summary = summarise(rows)
+        baselines = None if args.no_bound else _baseline_sol(rows, args.gpu)
+        if baselines is not None:
+            from .cli_catalogue_sol import baseline_sol_json
+
+            summary["baseline_sol"] = baseline_sol_json(baselines)
         if args.json:
             print(json.dumps(summary, indent=2))
         else:
             _print_summary(summary, args.gpu)
+            if baselines is not None:
+                from .cli_catalogue_sol import print_baseline_sol
+
+                print_baseline_sol(baselines)
         return 0
     if args.json:
         for r in rows:
@@ -385,7 +407,9 @@ def register(sub: Any) -> None:
     )
     q.set_defaults(func=_list)
 
-    q = psub.add_parser("summary", help="counts by category, model, op type, dtype and bound")
+    q = psub.add_parser(
+        "summary", help="counts by category, model, op type, dtype and bound; the shipped baselines against SOL"
+    )
     _add_filters(q)
     q.add_argument("--no-bound", action="store_true", help="skip the bound counts (no FLOP counting)")
     q.set_defaults(func=_list, summary=True)

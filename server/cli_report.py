@@ -9,6 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from solforge.sandbox.sol.catalogue import CatalogueSol
 
 __all__ = ["add_report_command", "run_report"]
 
@@ -53,6 +57,8 @@ def run_report(args: argparse.Namespace) -> int:
     except LedgerError as exc:
         print(f"error: reading the ledger failed: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    if args.catalogue.lower() != "none":
+        data.catalogue = _catalogue(args.catalogue, data.notes)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(data), encoding="utf-8")
@@ -66,6 +72,21 @@ def run_report(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _catalogue(gpu: str, notes: list[str]) -> CatalogueSol | None:
+    """The catalogue section's data for ``gpu``, or None with a note saying why there is none."""
+    from solforge.problems.config import cache_dir
+    from solforge.sandbox.sol.catalogue import catalogue_sol
+
+    try:
+        found = catalogue_sol(gpu, cache_dir=cache_dir())
+    except ImportError as exc:  # counting runs the references on meta tensors, which needs torch
+        notes.append(f"the catalogue section is left out: {exc} (install torch, or pass --catalogue none)")
+        return None
+    if found is None:
+        notes.append(f"the catalogue section is left out: no baseline table ships for {gpu!r}")
+    return found
 
 
 def add_report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -89,4 +110,9 @@ def add_report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     p.add_argument("--until", metavar="WHEN", help="only activity before this (same forms as --since)")
     p.add_argument("--title", default="solforge report", help="the page's title")
+    p.add_argument(
+        "--catalogue", default="H200", metavar="GPU",
+        help="add the catalogue's shipped baselines on this GPU model against the speed of light "
+        "(default H200; 'none' leaves the section out)",
+    )
     p.set_defaults(func=run_report)

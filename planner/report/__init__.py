@@ -11,7 +11,10 @@
 :func:`gather` reads the ledger's own tables only (jobs, submissions, runs, leases, slots), so it
 works on any ledger, with or without the swarm's tables; its module docstring defines each figure
 in the public result's terms. :func:`render_html` draws the plots as inline SVG (see
-:mod:`solforge.planner.report.svg` for why not matplotlib) and escapes every name it prints.
+:mod:`solforge.planner.report.svg` for why not matplotlib) and escapes every name it prints. A ``ReportData``
+may also carry the catalogue's shipped baselines against the speed of light (``catalogue``, filled by
+``solforge report --catalogue GPU`` from :func:`solforge.sandbox.sol.catalogue.catalogue_sol`), drawn by
+:mod:`solforge.planner.report.catalogue`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from . import svg
+from .catalogue import catalogue_section
 from .models import ReportData
 from .svg import Series, esc
 
@@ -29,7 +30,7 @@ svg.chart{width:100%;height:auto;background:#fff;border:1px solid #eef}
 svg text{font-size:11px;fill:#333}svg .label{font-size:12px;fill:#222}svg .empty{font-size:14px;fill:#888}
 svg .axis{stroke:#555;stroke-width:1}svg .grid{stroke:#e6e8ef;stroke-width:1}svg .bar{fill:#4c78a8}
 svg .marker{stroke:#d62728;stroke-dasharray:4 3}svg .marker-label{fill:#d62728}svg .line{stroke-width:1.6}
-svg .legend{font-size:11px}
+svg .legend{font-size:11px}svg .median{stroke:#d62728;stroke-width:2}
 table{border-collapse:collapse;width:100%;font-size:.88rem;margin:.6rem 0}
 th,td{border-bottom:1px solid #e6e8ef;padding:.25rem .45rem;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left;white-space:normal;word-break:break-all}
@@ -355,6 +356,9 @@ def render_html(data: ReportData) -> str:
     parts += ["<h2>Plots</h2>", *_plots(data)]
     for title, fn in sections:
         parts += [f"<h2>{esc(title)}</h2>", fn(data)]
+    if data.catalogue is not None:
+        parts += [f"<h2>The catalogue on {esc(data.catalogue.gpu)}: the baselines against the speed of light</h2>",
+                  catalogue_section(data.catalogue)]
     parts.append('<h2>Definitions</h2><dl class="defs">')
     parts += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in _DEFINITIONS]
     parts.append("</dl></body></html>")

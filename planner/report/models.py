@@ -10,6 +10,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solforge.sandbox.sol.catalogue import CatalogueSol
+
 __all__ = [
     "AgentSummary",
     "Headline",
@@ -182,3 +184,5 @@ class ReportData(ReportModel):
     wait_max_s: float | None = None
     notes: list[str] = Field(default_factory=list)
     """Caveats found while gathering (CPU-only timings, submissions without runs)."""
+    catalogue: CatalogueSol | None = None
+    """The shipped baselines of one GPU model against the speed of light (not from the ledger; None: left out)."""

@@ -13,11 +13,11 @@ Every function returns one ``<svg>`` element as a string; coordinates are in a f
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["PALETTE", "Series", "heatmap", "histogram", "line_chart"]
+__all__ = ["PALETTE", "Series", "Spread", "heatmap", "histogram", "line_chart", "spread_rows", "stacked_histogram"]
 
 WIDTH, HEIGHT = 760, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
@@ -63,6 +63,11 @@ def _fmt(value: float) -> str:
     if magnitude >= 1:
         return f"{value:.1f}".rstrip("0").rstrip(".")
     return f"{value:.2g}"
+
+
+def fraction_label(value: float) -> str:
+    """A power-of-two fraction as ``1/64`` (1 and above as numbers): what a log2 axis of ratios reads best as."""
+    return _fmt(value) if value >= 1 or value <= 0 else f"1/{round(1 / value):,}"
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -113,7 +118,8 @@ def _open(label: str) -> list[str]:
 
 
 def _axes(
-    frame: _Frame, xticks: Sequence[float], yticks: Sequence[float], x_label: str, y_label: str
+    frame: _Frame, xticks: Sequence[float], yticks: Sequence[float], x_label: str, y_label: str,
+    x_format: Callable[[float], str] | None = None,
 ) -> list[str]:
     out = [
         f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" '
@@ -130,7 +136,9 @@ def _axes(
             f'<line x1="{x:.1f}" y1="{HEIGHT - BOTTOM}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM + 4}" '
             'class="axis"/>'
         )
-        out.append(f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 17}" text-anchor="middle">{esc(_fmt(t))}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 17}" text-anchor="middle">{esc((x_format or _fmt)(t))}</text>'
+        )
     out.append(
         f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 6}" text-anchor="middle" class="label">'
         f"{esc(x_label)}</text>"
@@ -302,6 +310,120 @@ def heatmap(
     for t in _nice_ticks(0, x_span, 8):
         x = left + t / x_span * (WIDTH - left - RIGHT) if x_span > 0 else left
         out.append(f'<text x="{x:.1f}" y="{axis_y + 16:.1f}" text-anchor="middle">{esc(_fmt(t))}</text>')
+    out.append(
+        f'<text x="{(left + WIDTH - RIGHT) / 2}" y="{height - 6}" text-anchor="middle" class="label">'
+        f"{esc(x_label)}</text>"
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def stacked_histogram(
+    groups: Sequence[tuple[str, Sequence[float]]],
+    edges: Sequence[float],
+    *,
+    label: str,
+    x_label: str,
+    y_label: str,
+    log_x: bool = False,
+) -> str:
+    """Bars counting each group's values between consecutive ``edges``, the groups stacked in order.
+
+    Values outside the edges go to the end bins; each segment's tooltip names its group, bin and count.
+    """
+    if not any(values for _, values in groups):
+        return empty(label, "no data")
+    counts = [[0] * (len(edges) - 1) for _ in groups]
+    for g, (_, values) in enumerate(groups):
+        for v in values:
+            i = next((k for k in range(len(edges) - 1) if v < edges[k + 1]), len(edges) - 2)
+            counts[g][max(0, i)] += 1
+    totals = [sum(c[k] for c in counts) for k in range(len(edges) - 1)]
+    frame = _Frame((edges[0], edges[-1]), (0, max(totals) * 1.1), log_x=log_x)
+    xticks = [e for e in edges if not log_x or math.log2(e).is_integer()]
+    if len(xticks) > 11:
+        xticks = xticks[::-1][:: math.ceil(len(xticks) / 10)][::-1]  # keep 1, the speed of light
+    out = [*_open(label), *_axes(frame, xticks, _nice_ticks(0, max(totals) * 1.05), x_label, y_label,
+                                 fraction_label if log_x else None)]
+    for k in range(len(edges) - 1):
+        x0, x1 = frame.px(edges[k]), frame.px(edges[k + 1])
+        below = 0
+        for g, (name, _) in enumerate(groups):
+            n = counts[g][k]
+            if not n:
+                continue
+            top, bottom = frame.py(below + n), frame.py(below)
+            out.append(
+                f'<rect x="{x0 + 1:.1f}" y="{top:.1f}" width="{max(0.5, x1 - x0 - 2):.1f}" '
+                f'height="{bottom - top:.1f}" fill="{PALETTE[g % len(PALETTE)]}"><title>{esc(name)}: '
+                f"{esc(fraction_label(edges[k]))} to {esc(fraction_label(edges[k + 1]))}: {n}</title></rect>"
+            )
+            below += n
+    for g, (name, values) in enumerate(groups):
+        y = TOP + 6 + 14 * g
+        out.append(
+            f'<rect x="{WIDTH - RIGHT - 170}" y="{y - 5}" width="10" height="10" fill="{PALETTE[g % len(PALETTE)]}"/>'
+        )
+        out.append(f'<text x="{WIDTH - RIGHT - 155}" y="{y + 4}" class="legend">{esc(name)} ({len(values)})</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+@dataclass
+class Spread:
+    """One row of a spread chart: a range, its quartiles and its median."""
+
+    name: str
+    low: float
+    p25: float
+    median: float
+    p75: float
+    high: float
+    note: str = ""
+
+
+def spread_rows(rows: Sequence[Spread], *, label: str, x_label: str, x_range: tuple[float, float]) -> str:
+    """One row per name on a log2 x axis: a thin line over the range, a box over the quartiles, a
+    tick at the median (a horizontal box plot); each row's tooltip gives its figures."""
+    if not rows:
+        return empty(label, "no data")
+    row_h = 22.0
+    left = 170
+    height = int(TOP + BOTTOM + row_h * len(rows))
+    lo, hi = math.log2(x_range[0]), math.log2(x_range[1])
+
+    def px(v: float) -> float:
+        return left + (math.log2(min(max(v, x_range[0]), x_range[1])) - lo) / (hi - lo) * (WIDTH - left - RIGHT)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" class="chart" '
+        f'role="img" aria-label="{esc(label)}">',
+        f"<title>{esc(label)}</title>",
+    ]
+    axis_y = TOP + row_h * len(rows)
+    octaves = list(range(math.ceil(lo), math.floor(hi) + 1))
+    every = max(1, math.ceil(len(octaves) / 10))
+    for k in octaves:
+        x = px(2.0**k)
+        out.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{axis_y:.1f}" class="grid"/>')
+        if (octaves[-1] - k) % every == 0:
+            out.append(
+                f'<text x="{x:.1f}" y="{axis_y + 16:.1f}" text-anchor="middle">{esc(fraction_label(2.0**k))}</text>'
+            )
+    for r, row in enumerate(rows):
+        mid = TOP + r * row_h + row_h / 2
+        short = row.name if len(row.name) <= 26 else row.name[:25] + "…"
+        tip = (f"{row.name}: median {row.median:.3g}, quartiles {row.p25:.3g} to {row.p75:.3g}, "
+               f"range {row.low:.3g} to {row.high:.3g}{'; ' + row.note if row.note else ''}")
+        out.append(f'<g><title>{esc(tip)}</title>')
+        out.append(f'<text x="{left - 6}" y="{mid + 4:.1f}" text-anchor="end">{esc(short)}</text>')
+        out.append(f'<line x1="{px(row.low):.1f}" y1="{mid:.1f}" x2="{px(row.high):.1f}" y2="{mid:.1f}" class="axis"/>')
+        x0, x1 = px(row.p25), px(row.p75)
+        out.append(f'<rect x="{x0:.1f}" y="{mid - 6:.1f}" width="{max(1.0, x1 - x0):.1f}" height="12" class="bar"/>')
+        xm = px(row.median)
+        out.append(f'<line x1="{xm:.1f}" y1="{mid - 8:.1f}" x2="{xm:.1f}" y2="{mid + 8:.1f}" class="median"/>')
+        out.append("</g>")
+    out.append(f'<line x1="{left}" y1="{axis_y:.1f}" x2="{WIDTH - RIGHT}" y2="{axis_y:.1f}" class="axis"/>')
     out.append(
         f'<text x="{(left + WIDTH - RIGHT) / 2}" y="{height - 6}" text-anchor="middle" class="label">'
         f"{esc(x_label)}</text>"

@@ -199,7 +199,7 @@ def parse(path: Path) -> tuple[str, Page]:
 
 def check_report(url: str, out: Path) -> tuple[str, Page]:
     """Run ``solforge report`` and check the headline against numbers computed here from EXPECTED_BEST."""
-    assert cli_main(["report", "--db", url, "--out", str(out)]) == 0
+    assert cli_main(["report", "--db", url, "--out", str(out), "--catalogue", "none"]) == 0
     html, page = parse(out)
     speedups = [s for _, _, s in EXPECTED_BEST.values() if s is not None]
     scores = [score for _, score, _ in EXPECTED_BEST.values()]
@@ -264,7 +264,8 @@ def test_empty_ledger_gives_a_clear_report(tmp_path: Path) -> None:
     Ledger.open(f"sqlite:///{db}").close()
     out = tmp_path / "out" / "report.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "solforge.server.cli", "report", "--db", str(db), "--out", str(out)],
+        [sys.executable, "-m", "solforge.server.cli", "report", "--db", str(db), "--out", str(out), "--catalogue",
+         "none"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -327,3 +328,41 @@ def test_run_window_comes_from_the_swarm_run(tmp_path: Path) -> None:
         assert until is not None and until >= since
     finally:
         ledger.close()
+
+
+def test_the_catalogue_section_draws_the_shipped_baselines_against_sol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default the report adds the H200 table's baselines against T_SOL: a histogram, a spread, two tables."""
+    from solforge.problems.load import tables_dir
+    from solforge.sandbox.sol.catalogue import catalogue_sol
+
+    shipped = (tables_dir() / "nvidia-h200.jsonl").read_text().splitlines()
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "nvidia-h200.jsonl").write_text(
+        "\n".join(line for line in shipped if json.loads(line)["problem"] == "deepseek_r1_rmsnorm") + "\n"
+    )
+    monkeypatch.setenv("SOLFORGE_BASELINE_TABLES", str(tables))
+    monkeypatch.setenv("SOLFORGE_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "ledger.db"
+    Ledger.open(f"sqlite:///{db}").close()
+    out = tmp_path / "report.html"
+    assert cli_main(["report", "--db", str(db), "--out", str(out)]) == 0
+    html, page = parse(out)
+    assert page.svgs == 8  # the six ledger plots, then the catalogue's histogram and spread
+    assert "baseline distance from SOL" in page.titles and "T_SOL / T_b by category" in page.titles
+    expected = catalogue_sol("H200", tables_dir=tables, cache_dir=tmp_path / "cache")
+    assert expected is not None and len(expected.workloads) == 15
+    overall = expected.overall()
+    assert overall is not None
+    rows = {r[0]: r for r in page.rows if len(r) == 8}
+    assert rows["memory"][1:3] == ["1", "15"] and rows["llm"][1:3] == ["1", "15"]
+    assert float(rows["llm"][3]) == pytest.approx(overall.median, abs=5e-4)
+    assert f"Median {overall.median:.3f}" in html
+    bars = [t for t in page.titles if t.startswith("memory: ")]
+    assert sum(int(t.rsplit(": ", 1)[1]) for t in bars) == 15  # every workload is in one bin
+    # Leaving it out, and a GPU with no table: a note, no section.
+    assert cli_main(["report", "--db", str(db), "--out", str(out), "--catalogue", "B200"]) == 0
+    html, page = parse(out)
+    assert page.svgs == 6 and "no baseline table ships for 'B200'" in "".join(page.text)
