@@ -21,7 +21,7 @@ from solforge.problems.load import env_problem_dirs
 
 if TYPE_CHECKING:
     from .catalogue import ProblemIndex
-    from .docs import DocStore
+    from .doc_store import DocStore
 
 DEFAULT_MAX_CHARS = 8_000
 """The most characters a tool answers with unless the agent asks for more (``max_chars``)."""
@@ -124,7 +124,7 @@ class ToolServices:
 
     def __init__(self, settings: ToolSettings | None = None, ledger: LedgerGetter | None = None) -> None:
         from .catalogue import ProblemIndex
-        from .docs import DocStore
+        from .doc_store import DocStore
 
         self.settings = settings or ToolSettings.from_env()
         self.problems: ProblemIndex = ProblemIndex(self.settings.problem_roots)

@@ -5,31 +5,16 @@ To change the schema: edit :mod:`solforge.planner.tables`, then add ``versions/N
 numbers ordered), and set :data:`HEAD_REVISION` to its number. ``tests/planner/test_ledger_migrations.py``
 fails until the migrated schema matches the tables again, on SQLite and on PostgreSQL. Autogenerate can draft the file::
 
-    python -c "from solforge.planner.migrations import draft; draft('add x', 'sqlite:///draft.db')"
+    python -c "from solforge.planner.migrations.draft import draft; draft('add x', 'sqlite:///draft.db')"
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["HEAD_REVISION", "MIGRATIONS_DIR", "draft"]
+__all__ = ["HEAD_REVISION", "MIGRATIONS_DIR"]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent
 HEAD_REVISION = "0004"
 """The newest migration; lets an up-to-date database open without importing alembic (a test checks it)."""
 
-
-def draft(message: str, db_url: str) -> None:
-    """Write a draft migration for the difference between ``db_url`` (migrated to head) and the tables.
-
-    Review it before keeping it: autogenerate misses triggers and renames.
-    """
-    from alembic import command
-
-    from .._db import Connector, _alembic_config, migrate, resolve_db_url
-
-    connector = Connector(resolve_db_url(db_url))
-    migrate(connector)
-    with connector.engine.connect() as conn:
-        command.revision(_alembic_config(conn), message=message, autogenerate=True)
-    connector.dispose()

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import FormatError, ProblemNotFound
 from ..load import Problem, load_problem_folder
 from ..workload import SafetensorsInput
-from . import ImportedProblem, ImportReport, RejectedProblem
+from .report import ImportedProblem, ImportReport, RejectedProblem
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
 """Problem names the server accepts (tools/catalogue.py uses the same rule)."""
