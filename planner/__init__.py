@@ -31,7 +31,9 @@ The modules
     models.py, errors.py
                     the typed views the ledger returns, and its exceptions
     contract.py     what a worker and a runner agree on (JobSpec, JobResult, Heartbeat, JobRunner)
-    worker.py       the Worker: claims, leases, heartbeats and maintenance threads
+    worker.py       the Worker: its slot, compile and maintenance threads, claiming and heartbeats;
+                    worker_jobs.py does the rest for a running job (the GPU-lease gate, claim
+                    renewals, the record of how it ended)
     runners.py      SandboxRunner (warm judges per slot) and SubprocessRunner (any child process)
     gpus.py         slots: GPUs found through NVML, or CPU slots; their health checks
     local_eval.py   ``solforge eval`` handing its job to a running local worker

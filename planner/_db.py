@@ -39,6 +39,8 @@ from sqlalchemy import Connection, Engine, RowMapping, create_engine, event, tex
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import make_url
 
+from solforge.problems import config
+
 from ._sql import load_queries
 from .errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
 
@@ -73,9 +75,9 @@ def default_ledger_path() -> Path:
     ``$SOLFORGE_HOME/ledger.db`` when SOLFORGE_HOME is set, else ``$XDG_DATA_HOME/solforge/ledger.db``,
     else ``~/.local/share/solforge/ledger.db``.
     """
-    home = os.environ.get("SOLFORGE_HOME")
-    if home:
-        return Path(home).expanduser() / "ledger.db"
+    home = config.home_dir()
+    if home is not None:
+        return home / "ledger.db"
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data).expanduser() / "solforge" / "ledger.db"
 

@@ -18,6 +18,10 @@ workers next to its anyio loop without sharing it. Each thread uses its own pool
 The job itself runs through a pluggable :class:`JobRunner` (production: ``SandboxRunner``; tests:
 ``SubprocessRunner``), which must stop promptly when its ``cancel`` event is set.
 
+This module holds the threads and their :class:`WorkerConfig`; what is done to a claim once its job
+runs (the lease gate, renewals, the record of how it ended) is :mod:`.worker_jobs`, and
+``solforge worker`` is :mod:`solforge.server.cli_worker`.
+
 Faults
 ------
 - Worker killed (SIGKILL, power): its heartbeats stop; within ``lease_s`` its claims and leases
@@ -47,11 +51,11 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
+from solforge.sandbox.api import EvalRequest
 
 from . import queue
 from ._db import Tx
@@ -59,7 +63,15 @@ from .contract import Heartbeat, JobResult, JobRunner, JobSpec, LeaseCancelled
 from .errors import LedgerError, LedgerIntegrityError
 from .gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
 from .ledger import Ledger
-from .models import JobProgress
+from .worker_jobs import (
+    ActiveJob,
+    lease_gate,
+    renew_claims,
+    run_job,
+    settle_op,
+    with_known_baselines,
+    write_outcome,
+)
 
 __all__ = [
     "Heartbeat",
@@ -134,42 +146,6 @@ class WorkerConfig:
             raise ValueError(f"poll_s must be positive, got {self.poll_s}")
         if self.lanes_per_gpu is not None and self.lanes_per_gpu < 1:
             raise ValueError(f"lanes_per_gpu must be at least 1, got {self.lanes_per_gpu}")
-
-
-@dataclass
-class _Active:
-    """A running claim, shared by its slot thread and the maintenance thread."""
-
-    claim: queue.Claim
-    slot: Slot | None
-    started: float
-    cancel: threading.Event = field(default_factory=threading.Event)
-    stop_reason: str | None = None
-    stop_at: float = 0.0
-    last_ok: float = 0.0
-    settling: bool = False
-    abandoned: bool = False
-    progress_json: str | None = None
-    progress_dirty: bool = False
-    leased_at: float = 0.0
-    lease_s: float = 0.0
-    """Seconds this job held its slot's lease (gated runners lease only their GPU work)."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def stop(self, reason: Literal["owner", "timeout", "lost", "shutdown"]) -> None:
-        with self.lock:
-            if self.stop_reason is None:
-                self.stop_reason = reason
-                self.stop_at = time.monotonic()
-        self.cancel.set()
-
-    def heartbeat(
-        self, message: str | None = None, *, done: int | None = None, total: int | None = None
-    ) -> None:
-        progress = JobProgress(message=message[:500] if message else None, done=done, total=total)
-        with self.lock:
-            self.progress_json = progress.model_dump_json(exclude_none=True)
-            self.progress_dirty = True
 
 
 class Worker:
@@ -251,7 +227,7 @@ class Worker:
         self._maintenance_stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._maintenance: threading.Thread | None = None
-        self._active: dict[str, _Active] = {}
+        self._active: dict[str, ActiveJob] = {}
         self._lock = threading.Lock()
         self._last_health: dict[str, float] = {}
         self._worker_beat = float("-inf")
@@ -468,40 +444,6 @@ class Worker:
     def _lanes(self, slot: Slot) -> int:
         return self.lanes_per_gpu if self._gated and slot.kind == "cuda" else 1
 
-    def _lease_gate(self, active: _Active) -> Callable[[], contextlib.AbstractContextManager[None]]:
-        """The context a gated runner enters around its GPU work: wait for the lease, then release it."""
-
-        @contextlib.contextmanager
-        def gate() -> Iterator[None]:
-            claim = active.claim
-            waiting = False
-            while True:
-                if active.cancel.is_set():
-                    raise LeaseCancelled(f"job {claim.job_id} was stopped while it waited for {claim.gpu_id}")
-                seen = self.ledger.changes.generation
-                try:
-                    lease_id = self.ledger.connector.run(
-                        lambda tx: queue.acquire_lease(tx, claim, lease_s=self.config.lease_s), retry_s=5.0)
-                except (LedgerIntegrityError, LedgerError):
-                    lease_id = None  # another lease won the same instant, or the ledger is away: try again
-                if lease_id is not None:
-                    break
-                if not waiting:
-                    active.heartbeat(f"built; waiting for {claim.gpu_id} (another job holds it)")
-                    waiting = True
-                self.ledger.changes.wait(seen, min(0.25, self.config.poll_s))  # a release here wakes it
-            active.leased_at = time.monotonic()
-            try:
-                yield
-            finally:
-                with contextlib.suppress(LedgerError):
-                    self.ledger.connector.run(lambda tx: queue.release_lease(tx, claim, reason="gpu_done"),
-                                              retry_s=self.config.lease_s / 2)
-                active.lease_s += time.monotonic() - active.leased_at
-                self.ledger.changes.notify()  # the slot's other lane may take it now
-
-        return gate
-
     def _claim(self, slot: Slot | None) -> queue.Claim | None:
         token = uuid.uuid4().hex
         try:
@@ -563,31 +505,28 @@ class Worker:
 
     def _execute(self, claim: queue.Claim, slot: Slot | None) -> None:
         now = time.monotonic()
-        active = _Active(claim=claim, slot=slot, started=now, last_ok=now)
+        active = ActiveJob(claim=claim, slot=slot, started=now, last_ok=now)
         with self._lock:
             self._active[claim.job_id] = active
         if self._stopping.is_set():  # claimed while stop() was collecting the running jobs
             active.stop("shutdown")
+        cfg = self.config
         try:
-            log.info(
-                "job %s (%s, %s) attempt %d on %s",
-                claim.job_id,
-                claim.kind,
-                claim.agent,
-                claim.attempt,
-                slot.id if slot else "a compile thread",
-                extra={"action": "job_start"},
-            )
+            log.info("job %s (%s, %s) attempt %d on %s", claim.job_id, claim.kind, claim.agent, claim.attempt,
+                     slot.id if slot else "a compile thread", extra={"action": "job_start"})
             try:
                 request = EvalRequest.model_validate_json(claim.request_json)
             except ValueError as exc:
                 error = f"the stored request does not parse with this solforge ({_VERSION}): {exc}"[:4000]
-                self._write(
-                    active, lambda tx: queue.finish(tx, claim, status="failed", result_json=None, error=error)
+                write_outcome(
+                    self.ledger,
+                    active,
+                    lambda tx: queue.finish(tx, claim, status="failed", result_json=None, error=error),
+                    retry_s=cfg.result_retry_s,
                 )
                 return
             if claim.kind != "compile":
-                request = self._with_known_baselines(request, claim.problem)
+                request = with_known_baselines(self.ledger, request, claim.problem)
             spec = JobSpec(
                 id=claim.job_id,
                 kind=claim.kind,  # type: ignore[arg-type]
@@ -598,180 +537,21 @@ class Worker:
                 max_attempts=claim.max_attempts,
                 timeout_s=claim.timeout_s,
                 slot=slot,
-                gpu_lease=self._lease_gate(active) if slot is not None and self._gated else None,
+                gpu_lease=(
+                    lease_gate(self.ledger, active, lease_s=cfg.lease_s, poll_s=cfg.poll_s)
+                    if slot is not None and self._gated
+                    else None
+                ),
             )
-            try:
-                result = self.runner.run(spec, active.heartbeat, active.cancel)
-            except LeaseCancelled:
-                result = JobResult.cancelled()
-            except Exception as exc:  # by contract a runner reports candidate failures as results
-                log.exception("job %s: the runner raised", claim.job_id, extra={"action": "job_run"})
-                result = JobResult.infra_error(
-                    f"the job runner raised {type(exc).__name__}: {exc}", suspect_gpu=True
-                )
+            result = run_job(self.runner, spec, active)
             active.settling = True
-            self._settle(active, request, result)
+            op = settle_op(
+                active, request, result, worker_id=self.id, lease_s=cfg.lease_s, retry_backoff_s=cfg.retry_backoff_s
+            )
+            write_outcome(self.ledger, active, op, retry_s=cfg.result_retry_s)
         finally:
             with self._lock:
                 self._active.pop(claim.job_id, None)
-
-    def _with_known_baselines(self, request: EvalRequest, problem: str) -> EvalRequest:
-        """The request with the baselines the ledger keeps for its problem, so none is timed twice."""
-        try:
-            known = self.ledger.connector.run(lambda tx: queue.baselines_for(tx, problem), write=False, retry_s=5.0)
-        except LedgerError as exc:  # the judge then measures (or finds them in its own cache)
-            log.warning("could not read the baselines of %s: %s", problem, exc, extra={"action": "baselines"})
-            return request
-        return request.model_copy(update={"baselines": known}) if known else request
-
-    def _settle(self, active: _Active, request: EvalRequest, result: JobResult) -> None:
-        claim = active.claim
-        reason = active.stop_reason
-        cfg = self.config
-        op: Callable[[Tx], object]
-        if reason == "lost":
-            op = self._retry_op(
-                active,
-                f"worker {self.id} lost its claim: no renewal reached the ledger for {cfg.lease_s:g}s",
-                backoff_s=0.0,
-                release_reason="lost",
-            )
-        elif result.outcome == "done":
-            op = self._done_op(active, request, result)
-        elif reason == "owner":
-            op = self._finish_op(active, "cancelled", None, "cancelled by its owner while running")
-        elif result.outcome == "failed":
-            op = self._finish_op(active, "failed", None, (result.error or "the job cannot run")[:4000])
-        elif reason == "shutdown":
-            op = self._retry_op(
-                active,
-                f"worker {self.id} shut down during the attempt",
-                backoff_s=0.0,
-                refund=True,
-                check_gpu=False,
-                release_reason="shutdown",
-            )
-        elif reason == "timeout":
-            op = self._retry_op(
-                active,
-                f"attempt {claim.attempt} exceeded its {claim.timeout_s:g}s limit; the worker killed its process tree",
-                backoff_s=cfg.retry_backoff_s * claim.attempt,
-            )
-        elif result.outcome == "cancelled":
-            op = self._retry_op(
-                active, "the runner stopped the job without being asked", backoff_s=cfg.retry_backoff_s
-            )
-        else:
-            op = self._retry_op(
-                active, result.error or "infrastructure error", backoff_s=cfg.retry_backoff_s * claim.attempt
-            )
-        self._write(active, op)
-
-    def _finish_op(
-        self,
-        active: _Active,
-        status: Literal["done", "cancelled", "failed"],
-        result_json: str | None,
-        error: str | None,
-        runs: list[dict[str, Any]] | None = None,
-        submission: dict[str, Any] | None = None,
-        report: EvalReport | None = None,
-    ) -> Callable[[Tx], object]:
-        def op(tx: Tx) -> object:
-            if isinstance(report, EvalReport) and report.baselines:
-                # Kept even when the claim was lost: a measured baseline is true whoever measured it.
-                queue.record_baselines(tx, report.baselines, worker_id=self.id)
-            outcome = queue.finish(
-                tx,
-                active.claim,
-                status=status,
-                result_json=result_json,
-                error=error,
-                progress_json=active.progress_json,
-                runs=runs,
-                submission=submission,
-            )
-            log.log(
-                logging.INFO if outcome != "lost" else logging.WARNING,
-                "job %s %s (%s)",
-                active.claim.job_id,
-                status,
-                outcome,
-                extra={"action": "job_finish"},
-            )
-            return outcome
-
-        return op
-
-    def _retry_op(
-        self,
-        active: _Active,
-        error: str,
-        *,
-        backoff_s: float,
-        refund: bool = False,
-        check_gpu: bool = True,
-        release_reason: str = "retry",
-    ) -> Callable[[Tx], object]:
-        def op(tx: Tx) -> object:
-            status = queue.retry(
-                tx,
-                active.claim,
-                error=error[:4000],
-                backoff_s=backoff_s,
-                refund=refund,
-                check_gpu=check_gpu,
-                release_reason=release_reason,
-            )
-            log.warning(
-                "job %s attempt %d ended: %s -> %s",
-                active.claim.job_id,
-                active.claim.attempt,
-                error,
-                status or "claim lost",
-                extra={"action": "job_retry"},
-            )
-            return status
-
-        return op
-
-    def _done_op(self, active: _Active, request: EvalRequest, result: JobResult) -> Callable[[Tx], object]:
-        claim = active.claim
-        report = result.report
-        if claim.kind == "compile":
-            if not isinstance(report, BuildReport):
-                return self._retry_op(
-                    active,
-                    f"the runner returned {type(report).__name__} for a compile job",
-                    backoff_s=self.config.retry_backoff_s,
-                )
-            return self._finish_op(active, "done", report.model_dump_json(), None)
-        if not isinstance(report, EvalReport):
-            return self._retry_op(
-                active,
-                f"the runner returned {type(report).__name__} for a {claim.kind} job",
-                backoff_s=self.config.retry_backoff_s,
-            )
-        # A profile's one call is no timing: it leaves no runs for the agent's history or the report.
-        runs = [] if claim.kind == "profile" else queue.run_params(report, request.solution.name)
-        submission = (
-            queue.submission_params(report, request.solution, agent=claim.agent)
-            if claim.kind == "submit"
-            else None
-        )
-        return self._finish_op(active, "done", report.model_dump_json(), None, runs, submission, report)
-
-    def _write(self, active: _Active, op: Callable[[Tx], object]) -> None:
-        try:
-            self.ledger.connector.run(op, retry_s=self.config.result_retry_s)
-            self.ledger.changes.notify()  # a tool waiting for this job in this process looks now
-        except LedgerError as exc:
-            log.error(
-                "job %s: could not record its outcome (%s); its claim will expire and the job will run again",
-                active.claim.job_id,
-                exc,
-                extra={"action": "job_finish"},
-            )
 
     # -- maintenance -------------------------------------------------------------------------------
 
@@ -788,33 +568,9 @@ class Worker:
         now = time.monotonic()
         with self._lock:
             actives = list(self._active.values())
-        to_renew: list[_Active] = []
-        for a in actives:
-            if not a.settling and a.stop_reason is None and now - a.started > a.claim.timeout_s:
-                log.warning(
-                    "job %s exceeded its %gs limit; cancelling",
-                    a.claim.job_id,
-                    a.claim.timeout_s,
-                    extra={"action": "job_timeout"},
-                )
-                a.stop("timeout")
-            if (
-                a.stop_reason is not None
-                and not a.settling
-                and now - a.stop_at > cfg.kill_grace_s
-                and not a.abandoned
-            ):
-                a.abandoned = True
-                log.error(
-                    "job %s: the runner ignored cancel for %gs; no longer renewing its claim so its lease expires",
-                    a.claim.job_id,
-                    cfg.kill_grace_s,
-                    extra={"action": "job_abandon"},
-                )
-            if not a.abandoned:
-                to_renew.append(a)
+        to_renew = [a for a in actives if a.enforce_limits(now, cfg.kill_grace_s)]
         if to_renew:
-            self._renew(to_renew, now)
+            renew_claims(self.ledger, to_renew, now, lease_s=cfg.lease_s, worker_id=self.id)
         if now - self._worker_beat >= cfg.lease_s / 3:  # informational: no need to write it every tick
             with contextlib.suppress(LedgerError):
                 self.ledger.connector.run(lambda tx: tx.execute("heartbeat_worker", id=self.id), retry_s=0)
@@ -823,53 +579,6 @@ class Worker:
             self._reclaim()
         except LedgerError as exc:
             log.warning("worker %s: reclaim pass failed: %s", self.id, exc, extra={"action": "reclaim"})
-
-    def _renew(self, actives: list[_Active], now: float) -> None:
-        cfg = self.config
-        sent: dict[str, str | None] = {}
-
-        def beat(tx: Tx) -> dict[str, queue.HeartbeatState]:
-            states = {}
-            for a in actives:
-                with a.lock:
-                    progress = a.progress_json if a.progress_dirty else None
-                sent[a.claim.job_id] = progress
-                states[a.claim.job_id] = queue.heartbeat(
-                    tx, a.claim, lease_s=cfg.lease_s, progress_json=progress
-                )
-            return states
-
-        try:
-            states = self.ledger.connector.run(beat, retry_s=0)
-        except LedgerError as exc:
-            log.warning("worker %s: could not renew claims: %s", self.id, exc, extra={"action": "heartbeat"})
-            for a in actives:
-                if not a.settling and now - a.last_ok > cfg.lease_s:
-                    log.error(
-                        "job %s: no renewal for %gs; presuming the claim lost and stopping the job",
-                        a.claim.job_id,
-                        cfg.lease_s,
-                        extra={"action": "heartbeat"},
-                    )
-                    a.stop("lost")
-            return
-        for a in actives:
-            state = states[a.claim.job_id]
-            if not state.alive:
-                if not a.settling:
-                    log.warning(
-                        "job %s: claim lost (reclaimed elsewhere); stopping it",
-                        a.claim.job_id,
-                        extra={"action": "heartbeat"},
-                    )
-                    a.stop("lost")
-                continue
-            a.last_ok = now
-            with a.lock:
-                if sent[a.claim.job_id] is not None and a.progress_json == sent[a.claim.job_id]:
-                    a.progress_dirty = False
-            if state.cancel_requested and not a.settling:
-                a.stop("owner")
 
     def _reclaim(self) -> None:
         connector = self.ledger.connector

@@ -11,7 +11,7 @@
     ├── CountingError        a workload's FLOPs cannot be derived from its reference (solforge.sandbox.sol.counting)
     ├── LedgerError          the ledger refused or failed an operation (solforge.planner.errors:
     │   │                    AgentNotFound, LedgerUnavailable, ...)
-    │   └── SwarmError       a swarm run cannot start, resume or stop as asked (solforge.planner.swarm.runner)
+    │   └── SwarmError       a swarm run cannot start, resume or stop as asked (solforge.planner.swarm.runs)
     ├── ReportError          the HTML report cannot be made (solforge.planner.report.gather)
     ├── ToolInputError       a tool's argument is well-typed but unusable (solforge.tools.errors)
     └── ServiceUnavailable   a part a tool needs is not on this server (solforge.tools.errors)

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from . import config
 from .definition import Definition
 from .errors import FormatError, ProblemNotFound
 from .solution import Solution
@@ -23,9 +24,9 @@ CATALOGUE_DIR = Path(__file__).parent / "catalogue"
 TABLES_DIR = Path(__file__).parent / "baselines"
 """Tables shipped with the catalogue: baselines per GPU model (``<gpu>.jsonl``) and speed-of-light counts
 (``sol_counts.jsonl``)."""
-TABLES_DIR_ENV = "SOLFORGE_BASELINE_TABLES"
+TABLES_DIR_ENV = config.TABLES_DIR_ENV
 """Another folder of such tables, used instead of the shipped one."""
-PROBLEM_DIRS_ENV = "SOLFORGE_PROBLEM_DIRS"
+PROBLEM_DIRS_ENV = config.PROBLEM_DIRS_ENV
 """Folders of problem folders (os.pathsep-separated), searched before the bundled catalogue."""
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,7 +34,7 @@ M = TypeVar("M", bound=BaseModel)
 
 def tables_dir() -> Path:
     """The folder of the catalogue's shipped tables (:data:`TABLES_DIR`, or the one ``SOLFORGE_BASELINE_TABLES`` names)."""
-    return Path(os.environ.get(TABLES_DIR_ENV) or TABLES_DIR)
+    return config.baseline_tables_dir() or TABLES_DIR
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,7 @@ def iter_catalogue() -> Iterator[Problem]:
 
 def env_problem_dirs() -> list[Path]:
     """The folders named by ``SOLFORGE_PROBLEM_DIRS``, in order (empty entries skipped)."""
-    raw = os.environ.get(PROBLEM_DIRS_ENV, "")
-    return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
+    return config.problem_dirs()
 
 
 def close_names(name: str, names: list[str], limit: int = 5) -> list[str]:

@@ -194,6 +194,7 @@ class Harness:
         import safetensors.torch  # noqa: F401  (imported now: a source named safetensors.py cannot shadow it later)
 
         from solforge.problems import inputs as problem_inputs
+        from solforge.problems import random_inputs
 
         artifact = Path(cmd["build"].get("artifact_dir") or ".")
         self.roots = [str(artifact / "src"), str(artifact / "build")]
@@ -202,7 +203,7 @@ class Harness:
 
         self.integrity = defences.Integrity(
             defences.harness_namespaces(),
-            [timing, channel, defences, defences.guards, problem_inputs, sys.modules[__name__]],
+            [timing, channel, defences, defences.guards, problem_inputs, random_inputs, sys.modules[__name__]],
         )
         self.known_threads = {t.ident for t in threading.enumerate() if t.ident is not None}
 

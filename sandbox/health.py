@@ -108,7 +108,8 @@ def probe_gpu(index: int, timeout_s: float = PROBE_TIMEOUT_S) -> tuple[bool, str
         ``(True, "")``, or ``(False, reason)`` when the child timed out, crashed, a driver call
         failed (the step and the CUresult are named) or the kernel computed wrong numbers.
     """
-    from .isolation import run_isolated, scratch_dir, scrubbed_env
+    from .child_env import scratch_dir, scrubbed_env
+    from .isolation import run_isolated
 
     with scratch_dir() as scratch:
         result = run_isolated(

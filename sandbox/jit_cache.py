@@ -36,7 +36,7 @@ __all__ = ["MAX_BYTES", "restore", "save"]
 MAX_BYTES = 512 * 1024**2
 """A solution's kept JIT cache is at most this large; a larger one is dropped (it is only a cache)."""
 _FOLDER = "jit-cache"
-"""Where isolation.scrubbed_env points the JIT caches, under a process's home."""
+"""Where child_env.scrubbed_env points the JIT caches, under a process's home."""
 
 
 def _regular_files(root: Path) -> list[tuple[Path, int]]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import channel, isolation
+from . import channel, child_env, isolation
 
 __all__ = ["WARM_MARKER", "CandidateProcess", "ProcessProfile", "SparePool", "describe_exit"]
 
@@ -62,7 +62,7 @@ class ProcessProfile:
         # Where solforge's own dependencies live when they are not in site-packages (a --target install).
         if os.environ.get("PYTHONPATH"):
             extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        env = isolation.scrubbed_env(extra, gpu_index=None, scratch_dir=home)
+        env = child_env.scrubbed_env(extra, gpu_index=None, scratch_dir=home)
         if self.device.startswith("cuda"):
             # The judge's CUDA_VISIBLE_DEVICES is already narrowed to the one GPU it serves.
             env["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0")

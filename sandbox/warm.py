@@ -24,7 +24,7 @@ from pathlib import Path
 
 from solforge.problems import InfrastructureError, Problem, Status, Trace
 
-from . import isolation
+from . import child_env, isolation
 from .api import EvalEvent, EvalReport, EvalRequest
 
 __all__ = ["JUDGE_GRACE_S", "JudgeProcess", "Outcome", "WarmJudge", "collect", "report_of"]
@@ -53,7 +53,7 @@ class JudgeProcess:
 
     def __init__(self, scratch: Path, *, serve: bool, device: str = "auto", gpu_index: int | None = None) -> None:
         self.scratch = scratch
-        env = isolation.trusted_child_env()
+        env = child_env.trusted_child_env()
         env["SOLFORGE_SCRATCH"] = str(scratch)
         env["PYTHONUNBUFFERED"] = "1"
         if gpu_index is not None:

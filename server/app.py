@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -22,6 +21,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
+from solforge.problems import config
 from solforge.problems.config import agent_name_error
 from solforge.tools.base import ToolServices, ToolSettings
 from solforge.tools.registry import ToolSpec, all_tools
@@ -52,7 +52,7 @@ def configure_logging(level: str | None = None) -> None:
     stdout belongs to the protocol in stdio mode. ``$SOLFORGE_LOG_LEVEL`` overrides the level.
     """
     root = logging.getLogger()
-    override = level or os.environ.get("SOLFORGE_LOG_LEVEL")
+    override = level or config.log_level()
     if root.handlers:
         if override:
             root.setLevel(override)
@@ -205,12 +205,12 @@ def run_server(
     """
     configure_logging()
     try:
-        name = _check_agent(agent or os.environ.get("SOLFORGE_AGENT") or DEFAULT_AGENT)
+        name = _check_agent(agent or config.agent_name() or DEFAULT_AGENT)
         address = parse_http(http) if http else None
     except ValueError as exc:
         print(f"solforge serve: {exc}", file=sys.stderr)
         return 2
-    db_url = db or os.environ.get("SOLFORGE_DB")
+    db_url = db or config.db_url()
     host = LedgerHost(db_url, workers=workers, agents=(name,))
     if address is None:
         services = ToolServices(ToolSettings.from_env(allow_local_paths=True), ledger=host.get)
@@ -232,13 +232,10 @@ def static_tokens(token: str | None, agent: str) -> dict[str, str]:
         For an agent name that breaks the rule of :mod:`solforge.problems.config` (1-64 letters, digits and - _ . @ :).
     """
     tokens: dict[str, str] = {}
-    for raw in (token, os.environ.get("SOLFORGE_TOKEN")):
+    for raw in (token, config.token()):
         if raw:
             tokens[raw] = agent
-    for item in (os.environ.get("SOLFORGE_TOKENS") or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
+    for item in config.token_pairs():
         name, sep, value = item.partition(":")
         if sep and value:
             tokens[value] = _check_agent(name)

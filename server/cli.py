@@ -134,9 +134,10 @@ def _evaluator(args: argparse.Namespace, err: Any) -> Any:
     if args.no_worker or args.gpu is not None or args.compile_only or args.submission:
         return evaluate
     from solforge.planner.local_eval import find_local_worker, ledger_url_label, run_on_worker
+    from solforge.problems import config
 
     slot_kind = {"cuda": "cuda", "cpu": "cpu"}.get(args.device)
-    local = find_local_worker(args.db or os.environ.get("SOLFORGE_DB") or None, slot_kind)  # type: ignore[arg-type]
+    local = find_local_worker(args.db or config.db_url(), slot_kind)  # type: ignore[arg-type]
     if local is None:
         return evaluate
     err.print(f"[dim]evaluating on the running worker {local.worker.id} (ledger {ledger_url_label(args.db)}); "

@@ -29,7 +29,9 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def _db(args: argparse.Namespace) -> str | None:
-    return args.db or os.environ.get("SOLFORGE_DB") or None
+    from solforge.problems import config
+
+    return args.db or config.db_url()
 
 
 def _open_ledger(command: str, url: str | None, *, existing: bool = True) -> Any:
@@ -68,15 +70,16 @@ def _config(args: argparse.Namespace) -> Any:
         SwarmConfig,
     )
     from solforge.planner.swarm.problems import resolve_problems
+    from solforge.problems import config
 
-    env_dirs = [d for d in (os.environ.get("SOLFORGE_PROBLEM_DIRS") or "").split(os.pathsep) if d.strip()]
+    env_dirs = config.problem_dirs()
     flt = ProblemFilter(
         names=_csv(args.problem),
         categories=_csv(args.category),
         models=_csv(args.model),
         op_types=_csv(args.op_type),
         problem_dirs=[str(Path(d).resolve()) for d in (args.problem_dir or env_dirs)],
-        only_problem_dirs=args.only_problem_dirs or os.environ.get("SOLFORGE_ONLY_PROBLEM_DIRS") == "1",
+        only_problem_dirs=args.only_problem_dirs or config.only_problem_dirs(),
     )
     problems = resolve_problems(flt)
     policy = PolicyConfig(

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
+from solforge.problems import config
+
 SERVER_NAME = "solforge"
 TOOL_TIMEOUT_MS = 180_000
 """Claude Code's per-call wall clock for solforge tools. Tools return within ~55 s (they hand back a
@@ -141,7 +143,7 @@ def init_client(client: Literal["claude", "cursor"], target_dir: Path, *, http: 
     """
     if client not in ("claude", "cursor"):
         raise ValueError(f"unknown client {client!r}; use claude or cursor")
-    if http is not None and not os.environ.get("SOLFORGE_TOKEN"):
+    if http is not None and not config.token():
         # The file names ${SOLFORGE_TOKEN}; the client expands it where it starts, not here.
         print(
             "warning: SOLFORGE_TOKEN is not set in this shell; the config sends 'Bearer ${SOLFORGE_TOKEN}', "

@@ -8,7 +8,6 @@ ledger await :meth:`LedgerHost.get`, which waits for the opening to finish.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from solforge.problems import config
 from solforge.tools.errors import ServiceUnavailable
 
 log = logging.getLogger("solforge.server")
@@ -52,7 +52,7 @@ class LedgerHost:
         agents: tuple[str, ...] = (),
         worker_factory: Any = None,
     ) -> None:
-        self.url = url or os.environ.get("SOLFORGE_DB") or None
+        self.url = url or config.db_url()
         self.workers = workers
         self.agents = agents
         self.worker_factory = worker_factory

@@ -6,7 +6,6 @@ nothing of MCP: the server (``solforge.server``) registers it, and tests call it
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from solforge.problems import CATALOGUE_DIR
-from solforge.problems.config import cache_dir
+from solforge.problems import CATALOGUE_DIR, config
 from solforge.problems.load import env_problem_dirs
 
 if TYPE_CHECKING:
@@ -89,11 +87,11 @@ class ToolSettings:
         """Settings from ``SOLFORGE_PROBLEM_DIRS`` (os.pathsep-separated), ``SOLFORGE_CACHE`` and
         ``SOLFORGE_TARGET_ARCH``, then ``overrides``."""
         values: dict[str, Any] = {"problem_dirs": tuple(env_problem_dirs())}
-        if os.environ.get("SOLFORGE_CACHE"):
-            values["cache_dir"] = cache_dir()
-        if os.environ.get("SOLFORGE_TARGET_ARCH"):
-            values["target_arch"] = os.environ["SOLFORGE_TARGET_ARCH"]
-        if os.environ.get("SOLFORGE_ONLY_PROBLEM_DIRS") == "1":
+        if config.cache_dir_is_set():
+            values["cache_dir"] = config.cache_dir()
+        if config.target_arch():
+            values["target_arch"] = config.target_arch()
+        if config.only_problem_dirs():
             values["include_catalogue"] = False
         values.update(overrides)
         return cls(**values)

@@ -12,6 +12,9 @@ store               the swarm's tables in the ledger (runs, agents, assignments,
 launchers           claude, cursor and command: command lines, MCP config files, prompts
 processes           agent and server processes in their own process groups
 runner              Swarm: the loop that plans, supervises, stops and resumes
+runs                a run's records: creating, checking and claiming one to resume, cleaning up
+mcp_server          the MCP server process the run starts for its agents
+submissions         the best score per problem, submissions made on an agent's behalf
 view                the live terminal view (rich)
 scripted            scripted MCP agents (good, bad, improving, cheating, crash, silent)
 ==================  ==============================================================================
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 from .config import LauncherConfig, Limits, ProblemFilter, SupervisionConfig, SwarmConfig
 from .policy import PolicyConfig, Snapshot, decide
-from .runner import Swarm, SwarmError, cleanup_dead_run, planner_alive
+from .runner import Swarm
+from .runs import SwarmError, cleanup_dead_run, planner_alive
 from .store import SwarmStore
 
 __all__ = [

@@ -20,47 +20,38 @@ Stopping (SIGINT, SIGTERM, the stop flag) submits the agents' best solutions, en
 process group, cancels the run's other jobs, waits (bounded) for those submissions, stops the
 workers (their leases are released and their jobs requeued, then cancelled), stops the server, and
 marks the run, its agents and their assignments stopped, in that order.
+
+This module is that loop and the state it keeps in memory; a run's records before and after it
+(creating, resuming, cleaning up a dead run) are :mod:`.runs`, the MCP server's process
+:mod:`.mcp_server`, and the best scores and the submissions made on agents' behalf :mod:`.submissions`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solforge.sandbox.api import EvalOptions, EvalRequest
-
 from ..errors import LedgerError, LedgerIntegrityError
 from ..ledger import Ledger
 from .config import SwarmConfig
-from .facts import JobOutcome, OutcomeCache, agent_facts, problem_facts, submission_effective
-from .launchers import Assignment, build_launch, check_launcher, launch_env
+from .facts import JobOutcome, OutcomeCache, agent_facts, problem_facts
+from .launchers import Assignment, build_launch, launch_env
+from .mcp_server import HEALTH_WAIT_S, start_server, wait_healthy
 from .policy import Assign, Hold, Release, Snapshot, decide, is_done
-from .problems import server_problem_env
-from .processes import ChildProcess, kill_group, last_tool_call, pid_alive
-from .store import AssignmentView, SwarmAgentView, SwarmRunView, SwarmStore
+from .processes import ChildProcess, last_tool_call
+from .runs import cancel_jobs, create_run, reclaim_run
+from .store import AssignmentView, SwarmAgentView, SwarmStore
+from .submissions import best_scores, submit_best, wait_for_submissions
 
-__all__ = ["Swarm", "SwarmError", "cleanup_dead_run", "planner_alive"]
+__all__ = ["Swarm"]
 
 log = logging.getLogger("solforge.planner.swarm")
-
-HEALTH_WAIT_S = 90.0
-"""How long the MCP server may take to answer /health after it starts."""
-STALE_AFTER_S = 60.0
-"""A running run whose heartbeat is older than this (plus three ticks) has lost its planner."""
-
-
-class SwarmError(LedgerError):
-    """A swarm run cannot start, resume or stop as asked; the message says why and what to do."""
 
 
 @dataclass
@@ -77,60 +68,6 @@ class _Agent:
     """Monotonic time of the next restart (state backoff)."""
     held_reason: str | None = None
     previous: list[str] = field(default_factory=list)
-
-
-def planner_alive(run: SwarmRunView, *, tick_s: float = 2.0) -> bool:
-    """Whether the run's planner process is still there (same host: its pid; else: a fresh heartbeat)."""
-    if not run.live:
-        return False
-    if run.host == socket.gethostname():
-        return pid_alive(run.pid)
-    return run.heartbeat_at is not None and run.now - run.heartbeat_at < STALE_AFTER_S + 3 * tick_s
-
-
-def cleanup_dead_run(ledger: Ledger, run_id: str, reason: str) -> list[str]:
-    """Leave a run whose planner died consistent: agents' process groups ended, jobs cancelled, run stopped.
-
-    Returns the ids of jobs still running on some worker (they were asked to cancel).
-    """
-    store = SwarmStore(ledger)
-    run = store.get_run(run_id)
-    if run.host == socket.gethostname():
-        for agent in store.agents(run_id):
-            if agent.pid and pid_alive(agent.pid):
-                kill_group(agent.pid, signal.SIGKILL)
-    ledger.reclaim_expired()
-    still = _cancel_jobs(ledger, store, run_id, keep=set())
-    store.finalize(run_id, "stopped", reason=reason, note="planner gone")
-    return still
-
-
-def _cancel_jobs(ledger: Ledger, store: SwarmStore, run_id: str, *, keep: set[str]) -> list[str]:
-    """Cancel the run's agents' open jobs (except ``keep``); returns those still running."""
-    running = []
-    for job_id, agent, _, _ in store.open_jobs(run_id):
-        if job_id in keep:
-            continue
-        view = ledger.cancel_job(job_id, agent)
-        if view.status == "running":
-            running.append(job_id)
-    return running
-
-
-def _free_port(host: str) -> int:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _solforge_argv() -> list[str]:
-    import sys
-
-    script = Path(sys.executable).parent / "solforge"
-    if script.is_file():
-        return [str(script)]
-    return [sys.executable, "-m", "solforge.server"]
 
 
 class Swarm:
@@ -170,26 +107,8 @@ class Swarm:
             The configuration cannot run (a throwaway ledger the server cannot share, an agent
             executable that is not installed).
         """
-        if ledger.resolved.temporary_dir is not None:
-            raise SwarmError(
-                "a swarm needs a ledger the MCP server can open too; pass --db sqlite:///path or postgresql://"
-            )
-        _check_launcher(config)
         run_id = run_id or uuid.uuid4().hex[:12]
-        run_dir = Path(config.run_dir).resolve()
-        config = config.model_copy(update={"run_dir": str(run_dir)})
-        store = SwarmStore(ledger)
-        store.create_run(run_id, config.model_dump(mode="json"), pid=os.getpid(), host=socket.gethostname())
-        tokens: dict[str, str] = {}
-        for i in range(config.agents):
-            name = f"{config.agent_prefix}-{run_id}-{i:02d}"
-            creds = ledger.register_agent(name)
-            tokens[name] = creds.token  # type: ignore[union-attr]
-            workspace = run_dir / "agents" / name
-            workspace.mkdir(parents=True, exist_ok=True)
-            store.add_agent(
-                run_id, name, i, workspace=str(workspace), log_path=str(run_dir / "logs" / f"{name}.log")
-            )
+        config, tokens = create_run(ledger, config, run_id)
         return cls(ledger, config, run_id, tokens)
 
     @classmethod
@@ -202,34 +121,7 @@ class Swarm:
             The run's planner is still alive (stop it first), the run does not exist, it already used
             its whole time limit (``config`` may raise it), or its agent executable is missing.
         """
-        store = SwarmStore(ledger)
-        try:
-            run = store.get_run(run_id)
-        except LedgerError as exc:
-            raise SwarmError(str(exc)) from exc
-        if planner_alive(run):
-            raise SwarmError(
-                f"swarm run {run_id} is still running (pid {run.pid} on {run.host}); "
-                f"`solforge swarm stop {run_id}` first"
-            )
-        config = config or SwarmConfig.model_validate(run.config)
-        _check_launcher(config)
-        limit_s = config.limits.time_s
-        if limit_s is not None and run.active_s >= limit_s:
-            raise SwarmError(
-                f"run {run_id} reached its {limit_s:.0f} s limit ({run.active_s / 60:.1f} active minutes); "
-                f"pass --time-limit-minutes M to give it more (M is the whole run's limit, so more than "
-                f"{run.active_s / 60:.1f})"
-            )
-        if run.live:
-            cleanup_dead_run(ledger, run_id, "its planner died; resumed")
-        store.claim_run(run_id, config.model_dump(mode="json"), pid=os.getpid(), host=socket.gethostname())
-        tokens = {}
-        for agent in store.agents(run_id):
-            tokens[agent.name] = ledger.rotate_token(agent.name).token
-            ledger.set_agent_disabled(agent.name, False)
-            agent.state, agent.pid, agent.note = "idle", None, None
-            store.save_agent(agent)
+        config, tokens = reclaim_run(ledger, run_id, config)
         return cls(ledger, config, run_id, tokens)
 
     # -- the loop ----------------------------------------------------------------------------------
@@ -334,38 +226,14 @@ class Swarm:
     # -- server and workers ------------------------------------------------------------------------
 
     def _start_server(self) -> None:
-        """Start ``solforge serve --http`` on the run's ledger (tokens required: the agents hold them)."""
-        host, port = _split_http(self.config.http)
-        if self.server is not None and self.url:
-            port = int(self.url.rsplit(":", 1)[1].split("/")[0])  # a restart keeps the address agents know
-        elif port == 0:
-            port = _free_port(host)
-        argv, env = self._server_command(host, port)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.server = ChildProcess(argv, env, self.run_dir, self.run_dir / "server.log")
-        self.server.start(f"solforge serve for swarm {self.run_id}")
-        base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-        _wait_healthy(f"{base}/health", self.server, HEALTH_WAIT_S)
+        """Start the MCP server (a restart keeps the address the agents know) and wait until it answers."""
+        self.server, base = start_server(
+            self.ledger, self.config, self.run_id, url=self.url if self.server is not None else ""
+        )
+        wait_healthy(f"{base}/health", self.server, HEALTH_WAIT_S)
         self.url = f"{base}/mcp"
         self.store.heartbeat(self.run_id, self.active_s, server_url=self.url)
         log.info("swarm %s: MCP server at %s", self.run_id, self.url)
-
-    def _server_command(self, host: str, port: int) -> tuple[list[str], dict[str, str]]:
-        """The MCP server's command line and environment.
-
-        The server runs in the run folder, so it is handed the URL of the ledger this planner opened
-        (absolute, resolved once), never ``config.db`` as typed: a relative ``--db ledger.db`` would
-        open a second, empty ledger there. It goes in the environment to keep passwords out of ``ps``.
-        """
-        argv = [*_solforge_argv(), "serve", "--http", f"{host}:{port}", "--no-workers"]
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("SOLFORGE_TOKEN", "SOLFORGE_TOKENS", "SOLFORGE_AGENT")
-        }
-        env.update(server_problem_env(self.config.problem_filter))
-        env["SOLFORGE_DB"] = self.ledger.resolved.shareable
-        return argv, env
 
     def _start_worker(self) -> None:
         if self.config.workers != "local":
@@ -458,7 +326,7 @@ class Swarm:
 
     def _launch(self, agent: _Agent, *, event_kind: str, **detail: Any) -> None:
         assert agent.assignment is not None
-        best = self._best_scores().get(agent.assignment.problem)
+        best = best_scores(self.ledger, self.config.problems).get(agent.assignment.problem)
         spec = Assignment(
             agent=agent.view.name,
             index=agent.view.idx,
@@ -499,17 +367,9 @@ class Swarm:
 
     # -- planning ----------------------------------------------------------------------------------
 
-    def _best_scores(self) -> dict[str, float]:
-        wanted = set(self.config.problems)
-        return {
-            s.problem: submission_effective(s.score, s.speedup, s.passed, s.total)
-            for s in self.ledger.best_per_problem()
-            if s.problem in wanted
-        }
-
     def _plan(self, now: float, outcomes: list[JobOutcome]) -> None:
         assignments = self.store.assignments(self.run_id)
-        best = self._best_scores()
+        best = best_scores(self.ledger, self.config.problems)
         queued, slots = self.store.slot_queue()
         snapshot = Snapshot(
             problems=tuple(problem_facts(self.config.problems, outcomes, assignments, best, now=now)),
@@ -573,53 +433,19 @@ class Swarm:
 
     # -- submissions on an agent's behalf ----------------------------------------------------------
 
-    def _submit_best(self, agent: _Agent, why: str) -> str | None:
+    def _submit_best(self, agent: _Agent, why: str) -> None:
         """Submit the agent's best benchmarked solution of its problem if it beats its last submission."""
-        assignment = agent.assignment
-        if assignment is None:
-            return None
-        name, problem = agent.view.name, assignment.problem
-        jobs = [
-            j
-            for j in self.outcomes.refresh()
-            if j.agent == name and j.problem == problem and j.kind == "benchmark" and j.passed
-        ]
-        if not jobs:
-            return None
-        best = max(jobs, key=lambda j: (j.score, j.finished_at))
-        subs = self.store.agent_submissions(name, problem)
-        if any(s["solution_hash"] == best.solution_hash for s in subs):
-            return None
-        submitted = max(
-            (submission_effective(s["score"], s["speedup"], s["passed"], s["total"]) for s in subs),
-            default=None,
-        )
-        if submitted is not None and submitted >= best.score:
-            return None
-        raw = self.store.job_request_json(best.id)
-        if raw is None:
-            return None
-        bench = EvalRequest.model_validate_json(raw)
-        options = EvalOptions(target_arch=bench.options.target_arch, cache_dir=bench.options.cache_dir)
-        request = EvalRequest(problem=bench.problem, solution=bench.solution, options=options)
-        try:
-            job = self.ledger.enqueue(name, "submit", request)
-        except LedgerError as exc:
-            log.warning("could not submit for %s: %s", name, exc)
-            return None
-        self._on_behalf.add(job.id)
-        self.store.log_event(
-            "swarm.submitted_for_agent",
-            agent=name,
-            job_id=job.id,
-            run_id=self.run_id,
-            problem=problem,
-            benchmark_job=best.id,
-            score=round(best.score, 4),
-            last_submitted=submitted,
-            reason=why,
-        )
-        return job.id
+        if agent.assignment is not None:
+            submit_best(
+                self.ledger,
+                self.store,
+                self.outcomes,
+                self._on_behalf,
+                run_id=self.run_id,
+                agent=agent.view.name,
+                problem=agent.assignment.problem,
+                why=why,
+            )
 
     # -- stopping ----------------------------------------------------------------------------------
 
@@ -636,33 +462,18 @@ class Swarm:
             if agent.proc is not None:
                 agent.proc.stop(grace)
                 agent.proc = None
-        _cancel_jobs(self.ledger, self.store, self.run_id, keep=self._on_behalf)
-        deadline = time.monotonic() + self.config.submit_wait_s
-        pending = set(self._on_behalf)
-        if pending:
-            pending = {j for j, *_ in self.store.open_jobs(self.run_id) if j in pending}
-        if pending and self.config.submit_wait_s > 0:
-            log.info(
-                "swarm %s: waiting up to %.0f s for %d final submissions (--submit-wait-s; Ctrl-C again "
-                "to stop waiting)",
-                self.run_id,
-                self.config.submit_wait_s,
-                len(pending),
-            )
-        while pending and time.monotonic() < deadline and not self._hurry.is_set():
-            pending = {j for j, *_ in self.store.open_jobs(self.run_id) if j in pending}
-            if pending:
-                time.sleep(0.5)
+        cancel_jobs(self.ledger, self.store, self.run_id, keep=self._on_behalf)
+        wait_for_submissions(self.store, self.run_id, self._on_behalf, self.config.submit_wait_s, self._hurry)
         if self.worker is not None:
             try:
                 self.worker.stop(timeout_s=60)
             except Exception as exc:
                 log.error("the swarm's worker did not stop cleanly: %s", exc)
             self.worker = None
-        running = _cancel_jobs(self.ledger, self.store, self.run_id, keep=set())
+        running = cancel_jobs(self.ledger, self.store, self.run_id, keep=set())
         if running:
             time.sleep(min(10.0, self.config.tick_s * 3))
-            running = _cancel_jobs(self.ledger, self.store, self.run_id, keep=set())
+            running = cancel_jobs(self.ledger, self.store, self.run_id, keep=set())
         if self.server is not None:
             self.server.stop(grace)
             self.server = None
@@ -672,41 +483,3 @@ class Swarm:
         note = f"{len(running)} jobs still running on outside workers: {running[:5]}" if running else None
         self.store.finalize(self.run_id, status, reason=reason, note=note)
         log.info("swarm %s %s: %s", self.run_id, status, reason)
-
-
-def _check_launcher(config: SwarmConfig) -> None:
-    try:
-        check_launcher(config.launcher)
-    except ValueError as exc:
-        raise SwarmError(str(exc)) from None
-
-
-def _split_http(spec: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); raises SwarmError with the expected form."""
-    spec = spec.strip()
-    if spec.startswith("["):
-        host, _, rest = spec[1:].partition("]")
-        port_text = rest.removeprefix(":")
-    else:
-        host, _, port_text = spec.rpartition(":")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise SwarmError(
-            f"--http {spec!r}: expected HOST:PORT, for example 127.0.0.1:8765 (port 0: any free one)"
-        ) from None
-    return host or "127.0.0.1", port
-
-
-def _wait_healthy(url: str, proc: ChildProcess, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SwarmError(f"the MCP server exited with code {proc.poll()}; see {proc.log_path}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            time.sleep(0.2)
-    raise SwarmError(f"the MCP server did not answer {url} within {timeout_s:.0f} s; see {proc.log_path}")

@@ -4,12 +4,14 @@
 workload.jsonl}`` (SOL-ExecBench layout, reference inline); ``--check`` verifies that the committed
 folders are exactly what the generator produces and exits 1 listing the differences otherwise.
 
-- :mod:`.models`, :mod:`.models_llm`, :mod:`.models_media`: model configurations, numbers copied
-  from each model's config.json (under the same keys);
+- :mod:`.models`, :mod:`.models_llm` and ``models_*`` of the media families (diffusion, vision,
+  audio, video, multimodal): model configurations, numbers copied from each model's config.json
+  (under the same keys);
 - operator templates ``(model, **options) -> Problem``: :mod:`.llm` and ``llm_*`` (norms, rotary,
   attention, GEMMs, MoE, quantisation, backward passes, whole layers, state-space models; shared
-  shape helpers in :mod:`.llm_shapes`), :mod:`.media` and ``media_*`` (diffusion, vision, audio,
-  video, multimodal; shared blocks in :mod:`.media_layers` and :mod:`.media_common`);
+  shape helpers in :mod:`.llm_shapes`), :mod:`.media` and ``media_*`` (diffusion UNets and VAEs,
+  diffusion transformers, vision, audio, video, multimodal; shared blocks in :mod:`.media_layers`,
+  their backward passes in :mod:`.media_backward`, helpers in :mod:`.media_common`);
 - :mod:`.catalogue` (with :mod:`.catalogue_llm` and :mod:`.catalogue_media`): which template runs on
   which model, one line per problem;
 - :mod:`.common`: shared pieces (tolerance presets with their justification, uuids, workloads).

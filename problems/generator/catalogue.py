@@ -2,9 +2,9 @@
 
 One line per problem, split by family so the lists stay readable: :mod:`.catalogue_llm` (language
 models) and :mod:`.catalogue_media` (diffusion, vision, audio, video, multimodal). To add a model,
-add its :class:`~.models.ModelConfig` (to ``models.py``, ``models_llm.py`` or ``models_media.py``)
-and a line in one of those lists, then run ``python -m solforge.problems.generator`` to write the
-folders.
+add its :class:`~.models.ModelConfig` (to ``models.py``, ``models_llm.py`` or the media family's
+``models_*.py``) and a line in one of those lists, then run ``python -m solforge.problems.generator``
+to write the folders.
 """
 
 from __future__ import annotations

@@ -7,7 +7,18 @@ weights to tens of MB, so that CI can generate them on the CPU.
 
 from __future__ import annotations
 
-from . import llm, llm_attention, llm_backward, llm_layers, llm_moe, llm_ops, llm_quant, llm_ssm
+from . import (
+    llm,
+    llm_attention,
+    llm_backward,
+    llm_layers,
+    llm_moe,
+    llm_norms,
+    llm_ops,
+    llm_quant,
+    llm_rotary,
+    llm_ssm,
+)
 from . import models_llm as m
 from .entry import Entry
 from .llm_shapes import limit_bytes
@@ -57,22 +68,22 @@ _NORMS: tuple[Entry, ...] = (
     Entry(llm.fused_add_rmsnorm, m.PHI_4),
     Entry(llm.fused_add_rmsnorm, m.TINYLLAMA_1_1B),
     Entry(llm.fused_add_rmsnorm, m.YI_34B, {"tokens": llm.tokens_up_to(4096)}),
-    Entry(llm_ops.layernorm, m.FALCON_7B),
-    Entry(llm_ops.layernorm, m.FALCON_40B, {"tokens": llm.tokens_up_to(8192)}),
-    Entry(llm_ops.layernorm, m.PHI_2),
-    Entry(llm_ops.layernorm, m.STABLELM_2_1_6B),
-    Entry(llm_ops.layernorm, m.COMMAND_R, {"affine": "weight", "tokens": llm.tokens_up_to(8192)}),
+    Entry(llm_norms.layernorm, m.FALCON_7B),
+    Entry(llm_norms.layernorm, m.FALCON_40B, {"tokens": llm.tokens_up_to(8192)}),
+    Entry(llm_norms.layernorm, m.PHI_2),
+    Entry(llm_norms.layernorm, m.STABLELM_2_1_6B),
+    Entry(llm_norms.layernorm, m.COMMAND_R, {"affine": "weight", "tokens": llm.tokens_up_to(8192)}),
     # OlmoLayerNorm: F.layer_norm without parameters, eps=1e-5 (modeling_olmo.py; not in config.json).
-    Entry(llm_ops.layernorm, m.OLMO_1B, {"affine": "none", "eps": 1e-5}),
-    Entry(llm_ops.gemma_rmsnorm, m.GEMMA_7B),
-    Entry(llm_ops.gemma_rmsnorm, m.GEMMA_3_1B),
-    Entry(llm_ops.gemma2_sandwich_norm, m.GEMMA_2_2B),
-    Entry(llm_ops.gemma2_sandwich_norm, m.GEMMA_2_9B),
-    Entry(llm_ops.gemma2_sandwich_norm, m.GEMMA_2_27B),
-    Entry(llm_ops.qk_norm, m.QWEN3_4B),
-    Entry(llm_ops.qk_norm, m.QWEN3_235B_A22B),
-    Entry(llm_ops.qk_norm, m.GEMMA_3_1B, {"gain": "one_plus"}),
-    Entry(llm_ops.qk_norm, m.OLMO_2_7B, {"per_head": False, "gain": "fp32"}),
+    Entry(llm_norms.layernorm, m.OLMO_1B, {"affine": "none", "eps": 1e-5}),
+    Entry(llm_norms.gemma_rmsnorm, m.GEMMA_7B),
+    Entry(llm_norms.gemma_rmsnorm, m.GEMMA_3_1B),
+    Entry(llm_norms.gemma2_sandwich_norm, m.GEMMA_2_2B),
+    Entry(llm_norms.gemma2_sandwich_norm, m.GEMMA_2_9B),
+    Entry(llm_norms.gemma2_sandwich_norm, m.GEMMA_2_27B),
+    Entry(llm_norms.qk_norm, m.QWEN3_4B),
+    Entry(llm_norms.qk_norm, m.QWEN3_235B_A22B),
+    Entry(llm_norms.qk_norm, m.GEMMA_3_1B, {"gain": "one_plus"}),
+    Entry(llm_norms.qk_norm, m.OLMO_2_7B, {"per_head": False, "gain": "fp32"}),
 )
 
 _ROTARY: tuple[Entry, ...] = (
@@ -81,14 +92,14 @@ _ROTARY: tuple[Entry, ...] = (
     Entry(llm.rope, m.YI_6B),
     Entry(llm.rope, m.INTERNLM2_5_7B),
     Entry(llm.rope, m.PHI_3_MINI),
-    Entry(llm_ops.rope_partial, m.PHI_2),
-    Entry(llm_ops.rope_partial, m.STABLELM_2_1_6B),
-    Entry(llm_ops.rope_partial, m.PHI_4_MINI),
-    Entry(llm_ops.rope_partial, m.GLM_4_9B, {"interleaved": True}),
-    Entry(llm_ops.rope_scaled, m.LLAMA_3_1_70B),
-    Entry(llm_ops.rope_scaled, m.LLAMA_3_2_3B),
-    Entry(llm_ops.rope_scaled, m.DEEPSEEK_R1, {"mla": True, "interleaved": True}),
-    Entry(llm_ops.rope_scaled, m.GPT_OSS_20B),
+    Entry(llm_rotary.rope_partial, m.PHI_2),
+    Entry(llm_rotary.rope_partial, m.STABLELM_2_1_6B),
+    Entry(llm_rotary.rope_partial, m.PHI_4_MINI),
+    Entry(llm_rotary.rope_partial, m.GLM_4_9B, {"interleaved": True}),
+    Entry(llm_rotary.rope_scaled, m.LLAMA_3_1_70B),
+    Entry(llm_rotary.rope_scaled, m.LLAMA_3_2_3B),
+    Entry(llm_rotary.rope_scaled, m.DEEPSEEK_R1, {"mla": True, "interleaved": True}),
+    Entry(llm_rotary.rope_scaled, m.GPT_OSS_20B),
 )
 
 _ATTENTION: tuple[Entry, ...] = (

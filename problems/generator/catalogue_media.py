@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from . import media
 from . import media_audio as audio
+from . import media_backward as backward
 from . import media_diffusion as diff
+from . import media_dit as dit
 from . import media_layers as layers
 from . import media_multimodal as vlm
 from . import media_video as video
 from . import media_vision as vision
-from . import models_media as mm
+from . import models_audio as m_audio
+from . import models_diffusion as m_diff
+from . import models_multimodal as m_vlm
+from . import models_video as m_video
+from . import models_vision as m_vision
 from .entry import Entry
 from .models import (
     FLUX_1_DEV,
@@ -22,7 +28,12 @@ from .models import (
     ModelConfig,
 )
 
-MEDIA_MODELS: tuple[ModelConfig, ...] = mm.MEDIA_MODEL_CONFIGS
+MEDIA_MODELS: tuple[ModelConfig, ...] = tuple(
+    value
+    for module in (m_diff, m_vision, m_audio, m_video, m_vlm)
+    for value in vars(module).values()
+    if isinstance(value, ModelConfig)
+)
 """Models added for these problems beyond the starter set in ``models.py``."""
 
 _DIT_TOKENS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
@@ -31,8 +42,8 @@ _DIT_TOKENS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 DIFFUSION: tuple[Entry, ...] = (
     Entry(media.adaln_modulation, FLUX_1_DEV),
     Entry(media.groupnorm_silu, SD_1_5),
-    Entry(media.groupnorm_silu, mm.SD_2_1),
-    Entry(media.groupnorm_silu, mm.SDXL_BASE),
+    Entry(media.groupnorm_silu, m_diff.SD_2_1),
+    Entry(media.groupnorm_silu, m_diff.SDXL_BASE),
     Entry(
         diff.timestep_embedding,
         SD_1_5,
@@ -45,7 +56,7 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         diff.timestep_embedding,
-        mm.SDXL_BASE,
+        m_diff.SDXL_BASE,
         {
             "freq_dim": "unet.block_out_channels.0",
             "embed_dim": "unet.block_out_channels.0",
@@ -55,7 +66,7 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         diff.timestep_embedding,
-        mm.SD3_MEDIUM,
+        m_diff.SD3_MEDIUM,
         {
             "freq_dim": 256,
             "embed_dim": ("transformer.num_attention_heads", "transformer.attention_head_dim"),
@@ -65,7 +76,7 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         diff.timestep_embedding,
-        mm.PIXART_SIGMA,
+        m_diff.PIXART_SIGMA,
         {
             "freq_dim": 256,
             "embed_dim": ("transformer.num_attention_heads", "transformer.attention_head_dim"),
@@ -74,7 +85,7 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         diff.timestep_embedding,
-        mm.DIT_XL_2_256,
+        m_diff.DIT_XL_2_256,
         {
             "freq_dim": 256,
             "embed_dim": ("transformer.num_attention_heads", "transformer.attention_head_dim"),
@@ -84,31 +95,33 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         diff.unet_resnet_block,
-        mm.SD_2_1,
+        m_diff.SD_2_1,
         {
             "channels": "unet.block_out_channels.3",
             "temb_dim": "unet.block_out_channels.0",
             "site": "mid block, image / 64",
         },
     ),
-    Entry(diff.unet_cross_attention, mm.SD_2_1, {"level": 0, "site": "first down block, latent resolution"}),
-    Entry(diff.unet_cross_attention, mm.SDXL_BASE, {"level": 1, "site": "second down block, latent / 2"}),
-    Entry(diff.vae_mid_attention, mm.SDXL_VAE),
-    Entry(diff.vae_mid_attention, mm.SD3_MEDIUM, {"prefix": "vae."}),
-    Entry(diff.vae_mid_attention, mm.FLUX_1_SCHNELL, {"prefix": "vae."}),
-    Entry(diff.dit_block, mm.DIT_XL_2_256),
-    Entry(diff.mmdit_joint_attention, mm.SD3_5_LARGE),
-    Entry(diff.mmdit_joint_attention, mm.SD3_5_MEDIUM),
-    Entry(diff.qk_norm_rope, mm.FLUX_1_SCHNELL),
-    Entry(diff.sana_linear_attention, mm.SANA_600M),
-    Entry(diff.sana_linear_attention, mm.SANA_1600M),
-    Entry(diff.sana_glumbconv, mm.SANA_600M),
-    Entry(diff.latent_patch_embed, mm.SD3_MEDIUM),
-    Entry(diff.latent_patch_embed, mm.PIXART_SIGMA),
-    Entry(diff.latent_patch_embed, mm.HUNYUAN_DIT),
+    Entry(
+        diff.unet_cross_attention, m_diff.SD_2_1, {"level": 0, "site": "first down block, latent resolution"}
+    ),
+    Entry(diff.unet_cross_attention, m_diff.SDXL_BASE, {"level": 1, "site": "second down block, latent / 2"}),
+    Entry(diff.vae_mid_attention, m_diff.SDXL_VAE),
+    Entry(diff.vae_mid_attention, m_diff.SD3_MEDIUM, {"prefix": "vae."}),
+    Entry(diff.vae_mid_attention, m_diff.FLUX_1_SCHNELL, {"prefix": "vae."}),
+    Entry(dit.dit_block, m_diff.DIT_XL_2_256),
+    Entry(dit.mmdit_joint_attention, m_diff.SD3_5_LARGE),
+    Entry(dit.mmdit_joint_attention, m_diff.SD3_5_MEDIUM),
+    Entry(dit.qk_norm_rope, m_diff.FLUX_1_SCHNELL),
+    Entry(dit.sana_linear_attention, m_diff.SANA_600M),
+    Entry(dit.sana_linear_attention, m_diff.SANA_1600M),
+    Entry(dit.sana_glumbconv, m_diff.SANA_600M),
+    Entry(dit.latent_patch_embed, m_diff.SD3_MEDIUM),
+    Entry(dit.latent_patch_embed, m_diff.PIXART_SIGMA),
+    Entry(dit.latent_patch_embed, m_diff.HUNYUAN_DIT),
     Entry(
         layers.fp8_linear,
-        mm.DIT_XL_2_256,
+        m_diff.DIT_XL_2_256,
         {
             "suffix": "mlp_fc1_fp8",
             "site": "The MLP up projection (fc1) of every block",
@@ -120,7 +133,7 @@ DIFFUSION: tuple[Entry, ...] = (
     ),
     Entry(
         layers.nvfp4_linear,
-        mm.DIT_XL_2_256,
+        m_diff.DIT_XL_2_256,
         {
             "suffix": "mlp_fc2_nvfp4",
             "site": "The MLP down projection (fc2) of every block",
@@ -131,7 +144,7 @@ DIFFUSION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.groupnorm_backward,
+        backward.groupnorm_backward,
         SD_1_5,
         {
             "site": "the first UNet GroupNorm",
@@ -158,15 +171,15 @@ _SWIN_SIZES = tuple((b, 56) for b in (1, 2, 4, 8, 16, 32, 64, 128))
 
 VISION: tuple[Entry, ...] = (
     Entry(media.patch_embed_layernorm, SIGLIP_SO400M),
-    Entry(media.patch_embed_layernorm, mm.SIGLIP_BASE_16),
-    Entry(media.patch_embed_layernorm, mm.SIGLIP2_SO400M),
+    Entry(media.patch_embed_layernorm, m_vision.SIGLIP_BASE_16),
+    Entry(media.patch_embed_layernorm, m_vision.SIGLIP2_SO400M),
     Entry(media.attention_softmax, VIT_BASE_16),
-    Entry(media.attention_softmax, mm.VIT_LARGE_16),
-    Entry(media.attention_softmax, mm.DEIT_BASE),
-    Entry(media.attention_softmax, mm.VIT_HUGE_14, {"batch_sizes": (1, 2, 4, 6, 8, 12, 16, 24, 32)}),
+    Entry(media.attention_softmax, m_vision.VIT_LARGE_16),
+    Entry(media.attention_softmax, m_vision.DEIT_BASE),
+    Entry(media.attention_softmax, m_vision.VIT_HUGE_14, {"batch_sizes": (1, 2, 4, 6, 8, 12, 16, 24, 32)}),
     Entry(
         layers.pre_ln_encoder_layer,
-        mm.DINOV2_SMALL,
+        m_vision.DINOV2_SMALL,
         {
             "site": "DINOv2 ViT-S/14 encoder",
             "hidden": "hidden_size",
@@ -182,7 +195,7 @@ VISION: tuple[Entry, ...] = (
     ),
     Entry(
         layers.pre_ln_encoder_layer,
-        mm.DEIT_SMALL,
+        m_vision.DEIT_SMALL,
         {
             "site": "DeiT-S/16 encoder",
             "hidden": "hidden_size",
@@ -197,7 +210,7 @@ VISION: tuple[Entry, ...] = (
     ),
     Entry(
         layers.pre_ln_encoder_layer,
-        mm.CLIP_VIT_B_32,
+        m_vision.CLIP_VIT_B_32,
         {
             "site": "CLIP vision encoder",
             "hidden": "vision_config.hidden_size",
@@ -212,7 +225,7 @@ VISION: tuple[Entry, ...] = (
     ),
     Entry(
         layers.gelu_mlp,
-        mm.CLIP_VIT_L_14,
+        m_vision.CLIP_VIT_L_14,
         {
             "suffix": "vision_mlp",
             "site": "The MLP of every vision-encoder layer",
@@ -225,8 +238,8 @@ VISION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.layernorm_backward,
-        mm.VIT_LARGE_16,
+        backward.layernorm_backward,
+        m_vision.VIT_LARGE_16,
         {
             "site": "a ViT-L encoder LayerNorm",
             "hidden": "hidden_size",
@@ -236,8 +249,8 @@ VISION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.attention_backward,
-        mm.DEIT_SMALL,
+        backward.attention_backward,
+        m_vision.DEIT_SMALL,
         {
             "site": "the self-attention",
             "heads": "num_attention_heads",
@@ -247,7 +260,7 @@ VISION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.attention_backward,
+        backward.attention_backward,
         VIT_BASE_16,
         {
             "site": "the self-attention",
@@ -258,8 +271,8 @@ VISION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.layernorm_backward,
-        mm.DINOV2_SMALL,
+        backward.layernorm_backward,
+        m_vision.DINOV2_SMALL,
         {
             "site": "a DINOv2 encoder LayerNorm (224 px: 256 patches + CLS)",
             "hidden": "hidden_size",
@@ -269,8 +282,8 @@ VISION: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.conv2d_backward,
-        mm.RESNET_50,
+        backward.conv2d_backward,
+        m_vision.RESNET_50,
         {
             "site": "the stage-1 bottleneck 3x3 conv (64 = embedding_size channels)",
             "channels": "embedding_size",
@@ -278,14 +291,14 @@ VISION: tuple[Entry, ...] = (
             "sizes": ((1, 56), (2, 56), (4, 56), (8, 56), (16, 56), (32, 56), (64, 56), (128, 56)),
         },
     ),
-    Entry(vision.resnet_stem, mm.RESNET_50),
-    Entry(vision.convnext_block, mm.CONVNEXT_TINY),
-    Entry(vision.convnext_block, mm.CONVNEXT_BASE),
-    Entry(vision.convnext_block, mm.CONVNEXT_LARGE),
-    Entry(vision.swin_window_attention, mm.SWIN_TINY, {"sizes": _SWIN_SIZES}),
-    Entry(vision.swin_window_attention, mm.SWIN_BASE, {"sizes": _SWIN_SIZES}),
-    Entry(vision.segformer_mix_ffn, mm.SEGFORMER_B0),
-    Entry(vision.segformer_mix_ffn, mm.SEGFORMER_B5),
+    Entry(vision.resnet_stem, m_vision.RESNET_50),
+    Entry(vision.convnext_block, m_vision.CONVNEXT_TINY),
+    Entry(vision.convnext_block, m_vision.CONVNEXT_BASE),
+    Entry(vision.convnext_block, m_vision.CONVNEXT_LARGE),
+    Entry(vision.swin_window_attention, m_vision.SWIN_TINY, {"sizes": _SWIN_SIZES}),
+    Entry(vision.swin_window_attention, m_vision.SWIN_BASE, {"sizes": _SWIN_SIZES}),
+    Entry(vision.segformer_mix_ffn, m_vision.SEGFORMER_B0),
+    Entry(vision.segformer_mix_ffn, m_vision.SEGFORMER_B5),
 )
 
 _CONFORMER_12HZ = ((1, 13), (2, 13), (1, 63), (1, 125), (4, 63), (2, 125), (1, 375), (4, 125), (4, 375))
@@ -296,10 +309,10 @@ _WHISPER_TRAIN = ((1, 500), (2, 500), (1, 3000), (2, 3000), (4, 3000), (8, 3000)
 
 AUDIO: tuple[Entry, ...] = (
     Entry(media.conv1d_gelu, WHISPER_LARGE_V3),
-    Entry(media.conv1d_gelu, mm.WHISPER_TINY),
-    Entry(media.conv1d_gelu, mm.WHISPER_BASE),
-    Entry(media.conv1d_gelu, mm.WHISPER_SMALL),
-    Entry(media.conv1d_gelu, mm.WHISPER_MEDIUM),
+    Entry(media.conv1d_gelu, m_audio.WHISPER_TINY),
+    Entry(media.conv1d_gelu, m_audio.WHISPER_BASE),
+    Entry(media.conv1d_gelu, m_audio.WHISPER_SMALL),
+    Entry(media.conv1d_gelu, m_audio.WHISPER_MEDIUM),
     Entry(
         audio.log_mel_spectrogram,
         WHISPER_LARGE_V3,
@@ -307,17 +320,17 @@ AUDIO: tuple[Entry, ...] = (
     ),
     Entry(
         audio.log_mel_spectrogram,
-        mm.WHISPER_LARGE_V3_TURBO,
+        m_audio.WHISPER_LARGE_V3_TURBO,
         {"mels_key": "num_mel_bins", "n_fft": 400, "hop": 160, "style": "whisper"},
     ),
     Entry(
         audio.log_mel_spectrogram,
-        mm.WHISPER_SMALL,
+        m_audio.WHISPER_SMALL,
         {"mels_key": "num_mel_bins", "n_fft": 400, "hop": 160, "style": "whisper"},
     ),
     Entry(
         audio.log_mel_spectrogram,
-        mm.CLAP_HTSAT,
+        m_audio.CLAP_HTSAT,
         {
             "mels_key": "feature_extractor.feature_size",
             "n_fft": 1024,
@@ -336,13 +349,13 @@ AUDIO: tuple[Entry, ...] = (
             ),
         },
     ),
-    Entry(audio.wav2vec2_feature_encoder, mm.WAV2VEC2_BASE),
-    Entry(audio.wav2vec2_feature_encoder, mm.HUBERT_BASE),
-    Entry(audio.pos_conv_embed, mm.WAV2VEC2_BASE),
-    Entry(audio.pos_conv_embed, mm.HUBERT_LARGE),
+    Entry(audio.wav2vec2_feature_encoder, m_audio.WAV2VEC2_BASE),
+    Entry(audio.wav2vec2_feature_encoder, m_audio.HUBERT_BASE),
+    Entry(audio.pos_conv_embed, m_audio.WAV2VEC2_BASE),
+    Entry(audio.pos_conv_embed, m_audio.HUBERT_LARGE),
     Entry(
         audio.conformer_conv_module,
-        mm.WAV2VEC2_CONFORMER,
+        m_audio.WAV2VEC2_CONFORMER,
         {
             "hidden_key": "hidden_size",
             "kernel_key": "conv_depthwise_kernel_size",
@@ -354,7 +367,7 @@ AUDIO: tuple[Entry, ...] = (
     ),
     Entry(
         audio.conformer_conv_module,
-        mm.SEAMLESS_M4T_V2,
+        m_audio.SEAMLESS_M4T_V2,
         {
             "hidden_key": "hidden_size",
             "kernel_key": "conv_depthwise_kernel_size",
@@ -366,7 +379,7 @@ AUDIO: tuple[Entry, ...] = (
     ),
     Entry(
         audio.conformer_conv_module,
-        mm.PARAKEET_CTC_1_1B,
+        m_audio.PARAKEET_CTC_1_1B,
         {
             "hidden_key": "encoder_config.hidden_size",
             "kernel_key": "encoder_config.conv_kernel_size",
@@ -377,13 +390,15 @@ AUDIO: tuple[Entry, ...] = (
             "sizes": _CONFORMER_12HZ,
         },
     ),
-    Entry(audio.ast_embeddings, mm.AST_AUDIOSET),
-    Entry(audio.ast_embeddings, mm.AST_SPEECH_COMMANDS, {"batch_sizes": (1, 4, 16, 32, 64, 128, 256, 512)}),
-    Entry(audio.musicgen_embed, mm.MUSICGEN_SMALL),
-    Entry(audio.musicgen_embed, mm.MUSICGEN_LARGE),
+    Entry(audio.ast_embeddings, m_audio.AST_AUDIOSET),
     Entry(
-        layers.conv1d_backward,
-        mm.WHISPER_TINY,
+        audio.ast_embeddings, m_audio.AST_SPEECH_COMMANDS, {"batch_sizes": (1, 4, 16, 32, 64, 128, 256, 512)}
+    ),
+    Entry(audio.musicgen_embed, m_audio.MUSICGEN_SMALL),
+    Entry(audio.musicgen_embed, m_audio.MUSICGEN_LARGE),
+    Entry(
+        backward.conv1d_backward,
+        m_audio.WHISPER_TINY,
         {
             "site": "the first encoder convolution (conv1)",
             "in_channels": "num_mel_bins",
@@ -393,8 +408,8 @@ AUDIO: tuple[Entry, ...] = (
         },
     ),
     Entry(
-        layers.conv1d_backward,
-        mm.WHISPER_BASE,
+        backward.conv1d_backward,
+        m_audio.WHISPER_BASE,
         {
             "site": "the first encoder convolution (conv1)",
             "in_channels": "num_mel_bins",
@@ -434,10 +449,10 @@ _WAN_ROPE_SOURCE = "WanRotaryPosEmbed: h = w = 2 * (head_dim // 6) channels, t t
 
 VIDEO: tuple[Entry, ...] = (
     Entry(media.patch_embed_3d, WAN_2_1_T2V_1_3B),
-    Entry(media.patch_embed_3d, mm.WAN_2_1_T2V_14B, {"sizes": _WAN14B_LATENTS}),
+    Entry(media.patch_embed_3d, m_video.WAN_2_1_T2V_14B, {"sizes": _WAN14B_LATENTS}),
     Entry(
         media.patch_embed_3d,
-        mm.HUNYUAN_VIDEO,
+        m_video.HUNYUAN_VIDEO,
         {
             "sizes": _HUNYUAN_LATENTS,
             "patch_keys": ("transformer.patch_size_t", "transformer.patch_size", "transformer.patch_size"),
@@ -455,7 +470,7 @@ VIDEO: tuple[Entry, ...] = (
     ),
     Entry(
         video.rope_3d,
-        mm.WAN_2_1_T2V_14B,
+        m_video.WAN_2_1_T2V_14B,
         {
             "axes_dim": _WAN_ROPE_AXES,
             "theta": 10000.0,
@@ -474,7 +489,7 @@ VIDEO: tuple[Entry, ...] = (
     ),
     Entry(
         video.rope_3d,
-        mm.HUNYUAN_VIDEO,
+        m_video.HUNYUAN_VIDEO,
         {
             "axes_dim": (
                 "transformer.rope_axes_dim.0",
@@ -498,12 +513,12 @@ VIDEO: tuple[Entry, ...] = (
     Entry(video.qk_rmsnorm_across_heads, WAN_2_1_T2V_1_3B),
     Entry(
         video.qk_rmsnorm_across_heads,
-        mm.WAN_2_1_T2V_14B,
+        m_video.WAN_2_1_T2V_14B,
         {"sizes": ((1, 390), (1, 1560), (2, 1560), (1, 3120), (1, 4680), (1, 7800), (2, 3900), (4, 1560))},
     ),
     Entry(
         video.qk_rmsnorm_across_heads,
-        mm.WAN_2_2_TI2V_5B,
+        m_video.WAN_2_2_TI2V_5B,
         {"sizes": ((1, 880), (2, 880), (1, 1760), (1, 3520), (4, 880), (1, 7040), (4, 1760), (2, 7040))},
     ),
     Entry(
@@ -518,40 +533,40 @@ VIDEO: tuple[Entry, ...] = (
             "token_text": "390 tokens per 240x416 latent frame, 1560 per 480x832 frame",
         },
     ),
-    Entry(video.cogvideox_layernorm_zero, mm.COGVIDEOX_2B),
-    Entry(video.cogvideox_layernorm_zero, mm.COGVIDEOX_5B),
-    Entry(video.causal_conv3d_in, mm.HUNYUAN_VIDEO),
-    Entry(video.video_groupnorm_silu, mm.HUNYUAN_VIDEO),
-    Entry(video.divided_temporal_attention, mm.TIMESFORMER_BASE),
-    Entry(video.tubelet_embed, mm.VIDEOMAE_BASE),
-    Entry(video.tubelet_embed, mm.VIDEOMAE_LARGE),
+    Entry(video.cogvideox_layernorm_zero, m_video.COGVIDEOX_2B),
+    Entry(video.cogvideox_layernorm_zero, m_video.COGVIDEOX_5B),
+    Entry(video.causal_conv3d_in, m_video.HUNYUAN_VIDEO),
+    Entry(video.video_groupnorm_silu, m_video.HUNYUAN_VIDEO),
+    Entry(video.divided_temporal_attention, m_video.TIMESFORMER_BASE),
+    Entry(video.tubelet_embed, m_video.VIDEOMAE_BASE),
+    Entry(video.tubelet_embed, m_video.VIDEOMAE_LARGE),
 )
 
 _QWEN_MERGED = (4, 16, 64, 256, 576, 1024, 2304, 4096)
 
 MULTIMODAL: tuple[Entry, ...] = (
     Entry(media.vision_patch_merger, QWEN2_VL_7B),
-    Entry(media.vision_patch_merger, mm.QWEN2_VL_2B),
-    Entry(media.vision_patch_merger, mm.QWEN2_VL_72B, {"merged_tokens": _QWEN_MERGED}),
-    Entry(vlm.qwen2_5_vl_merger, mm.QWEN2_5_VL_3B),
-    Entry(vlm.qwen2_5_vl_merger, mm.QWEN2_5_VL_7B),
-    Entry(vlm.qwen2_5_vl_merger, mm.QWEN2_5_VL_72B, {"merged_tokens": _QWEN_MERGED}),
+    Entry(media.vision_patch_merger, m_vlm.QWEN2_VL_2B),
+    Entry(media.vision_patch_merger, m_vlm.QWEN2_VL_72B, {"merged_tokens": _QWEN_MERGED}),
+    Entry(vlm.qwen2_5_vl_merger, m_vlm.QWEN2_5_VL_3B),
+    Entry(vlm.qwen2_5_vl_merger, m_vlm.QWEN2_5_VL_7B),
+    Entry(vlm.qwen2_5_vl_merger, m_vlm.QWEN2_5_VL_72B, {"merged_tokens": _QWEN_MERGED}),
     Entry(vlm.vision_rope_2d, QWEN2_VL_7B, {"embed_key": "vision_config.embed_dim"}),
-    Entry(vlm.vision_rope_2d, mm.QWEN2_5_VL_7B, {"embed_key": "vision_config.hidden_size"}),
-    Entry(vlm.internvl_projector, mm.INTERNVL2_1B),
-    Entry(vlm.internvl_projector, mm.INTERNVL2_2B),
-    Entry(vlm.idefics3_connector, mm.IDEFICS3_8B),
-    Entry(vlm.idefics3_connector, mm.SMOLVLM_256M),
-    Entry(vlm.idefics3_connector, mm.SMOLVLM_INSTRUCT),
-    Entry(vlm.gemma3_projector, mm.GEMMA3_4B),
-    Entry(vlm.gemma3_projector, mm.GEMMA3_12B),
-    Entry(vlm.gemma3_projector, mm.GEMMA3_27B),
-    Entry(vlm.paligemma_projector, mm.PALIGEMMA_3B),
-    Entry(vlm.paligemma_projector, mm.PALIGEMMA2_3B),
-    Entry(vlm.llama_vision_cross_attention, mm.LLAMA_3_2_11B_VISION),
+    Entry(vlm.vision_rope_2d, m_vlm.QWEN2_5_VL_7B, {"embed_key": "vision_config.hidden_size"}),
+    Entry(vlm.internvl_projector, m_vlm.INTERNVL2_1B),
+    Entry(vlm.internvl_projector, m_vlm.INTERNVL2_2B),
+    Entry(vlm.idefics3_connector, m_vlm.IDEFICS3_8B),
+    Entry(vlm.idefics3_connector, m_vlm.SMOLVLM_256M),
+    Entry(vlm.idefics3_connector, m_vlm.SMOLVLM_INSTRUCT),
+    Entry(vlm.gemma3_projector, m_vlm.GEMMA3_4B),
+    Entry(vlm.gemma3_projector, m_vlm.GEMMA3_12B),
+    Entry(vlm.gemma3_projector, m_vlm.GEMMA3_27B),
+    Entry(vlm.paligemma_projector, m_vlm.PALIGEMMA_3B),
+    Entry(vlm.paligemma_projector, m_vlm.PALIGEMMA2_3B),
+    Entry(vlm.llama_vision_cross_attention, m_vlm.LLAMA_3_2_11B_VISION),
     Entry(
         vlm.llama_vision_cross_attention,
-        mm.LLAMA_3_2_90B_VISION,
+        m_vlm.LLAMA_3_2_90B_VISION,
         {
             "sizes": (
                 (1, 1, 1),
@@ -565,10 +580,10 @@ MULTIMODAL: tuple[Entry, ...] = (
             )
         },
     ),
-    Entry(vlm.blip2_qformer_cross_attention, mm.BLIP2_OPT_2_7B),
+    Entry(vlm.blip2_qformer_cross_attention, m_vlm.BLIP2_OPT_2_7B),
     Entry(
         layers.gelu_mlp,
-        mm.LLAVA_ONEVISION_0_5B,
+        m_vlm.LLAVA_ONEVISION_0_5B,
         {
             "suffix": "mm_projector",
             "site": "The multimodal projector (LlavaOnevisionMultiModalProjector)",
@@ -583,7 +598,7 @@ MULTIMODAL: tuple[Entry, ...] = (
     ),
     Entry(
         layers.gelu_mlp,
-        mm.JANUS_PRO_1B,
+        m_vlm.JANUS_PRO_1B,
         {
             "suffix": "aligner",
             "site": "The understanding aligner (MlpProjector, mlp_gelu, depth 2)",

@@ -1,7 +1,7 @@
 """Operator templates of vision backbones: ConvNeXt, Swin, SegFormer and ResNet blocks.
 
-ViT-style layers, MLPs and backward passes are in :mod:`.media_layers`; patch embedding and the
-eager attention softmax in :mod:`.media`.
+ViT-style layers and MLPs are in :mod:`.media_layers`, their backward passes in :mod:`.media_backward`;
+patch embedding and the eager attention softmax in :mod:`.media`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from solforge.problems import Language, Solution
 from solforge.sandbox.api import BuildReport
-from solforge.sandbox.isolation import run_isolated, scratch_dir, scrubbed_env
+from solforge.sandbox.child_env import scratch_dir, scrubbed_env
+from solforge.sandbox.isolation import run_isolated
 
 from .builder import MANIFEST_NAME
 from .toolchain import find_cuobjdump

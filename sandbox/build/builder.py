@@ -33,7 +33,8 @@ from pydantic import ValidationError
 
 from solforge.problems import InfrastructureError, Language, Solution, Status
 from solforge.sandbox.api import BuildReport
-from solforge.sandbox.isolation import IsolatedResult, remove_tree, run_isolated, scratch_dir, scrubbed_env
+from solforge.sandbox.child_env import remove_tree, scratch_dir, scrubbed_env
+from solforge.sandbox.isolation import IsolatedResult, run_isolated
 
 from . import logs
 from .toolchain import resolve_target_arch, toolchain_versions

@@ -95,7 +95,8 @@ def prepare(cache_dir: Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> Path | No
     ready = find(cache_dir, [])
     if ready is not None:
         return ready
-    from solforge.sandbox.isolation import run_isolated, scratch_dir, scrubbed_env
+    from solforge.sandbox.child_env import scratch_dir, scrubbed_env
+    from solforge.sandbox.isolation import run_isolated
 
     with _lock(pch_root(cache_dir) / ".lock"):
         ready = find(cache_dir, [])

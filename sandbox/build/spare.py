@@ -17,14 +17,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from solforge.sandbox.isolation import (
-    IsolatedProcess,
-    IsolatedResult,
-    make_scratch_dir,
-    remove_tree,
-    scrubbed_env,
-    spawn_isolated,
-)
+from solforge.sandbox.child_env import make_scratch_dir, remove_tree, scrubbed_env
+from solforge.sandbox.isolation import IsolatedProcess, IsolatedResult, spawn_isolated
 
 __all__ = ["SpareWorker", "close_spares", "start_spare", "take_spare", "worker_argv"]
 

@@ -1,7 +1,7 @@
 """Defences against reward hacking beyond process isolation, one module per side of the boundary.
 
 The boundary itself (judge and candidate processes, scrubbed environment, rlimits, network
-namespace, tree kill, JSON-only answers) lives in judge.py, candidate.py, channel.py and
+namespace, tree kill, JSON-only answers) lives in judge/, candidate.py, channel.py and
 isolation.py; tools/docs/trust-boundary.md has the table of every known hack, its defence and its test.
 
 =================  ==========================================  ====================================
@@ -24,8 +24,9 @@ turns off the defences of this package (never the process boundary), for the ove
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+
+from solforge.problems import config
 
 from .confinement import confine_process, writable_folders
 from .guards import (
@@ -61,7 +62,7 @@ __all__ = [
     "writable_folders",
 ]
 
-DEFENCES_ENV = "SOLFORGE_DEFENCES"
+DEFENCES_ENV = config.DEFENCES_ENV
 """``off`` disables the defences of this module (benchmarking only; never for submissions)."""
 
 
@@ -80,8 +81,7 @@ def defences_enabled(*, submission: bool, environ: Mapping[str, str] | None = No
     bool
         False only when ``SOLFORGE_DEFENCES=off`` and this is not a submission.
     """
-    value = (environ if environ is not None else os.environ).get(DEFENCES_ENV, "on").strip().lower()
-    return submission or value not in ("off", "0", "false", "no")
+    return submission or not config.defences_off(environ)
 
 
 # =============================================================================================

@@ -14,18 +14,15 @@ import anyio
 import psutil
 import pytest
 
-from solforge.sandbox.isolation import (
+from solforge.sandbox.child_env import (
     SCRATCH_PREFIX,
-    kill_tree,
     make_scratch_dir,
     remove_tree,
-    run_isolated,
-    run_isolated_async,
     scratch_dir,
     scrubbed_env,
-    spawn_isolated,
     sweep_stale_scratch,
 )
+from solforge.sandbox.isolation import kill_tree, run_isolated, run_isolated_async, spawn_isolated
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from solforge.planner import Ledger, LedgerError
 from solforge.planner._db import resolve_db_url
 from solforge.planner.swarm import LauncherConfig, Limits, Swarm, SwarmConfig, SwarmError, SwarmStore
 from solforge.planner.swarm.launchers import check_launcher
+from solforge.planner.swarm.mcp_server import server_command
 from solforge.planner.swarm.store import db_option
 from solforge.server.cli import main
 
@@ -57,7 +58,7 @@ def test_the_mcp_server_is_handed_the_ledger_the_planner_opened(home: Path) -> N
     ledger = Ledger.open("ledger.db")  # relative, as in the README's example
     try:
         swarm = Swarm.start(ledger, _config(home / "run", db="ledger.db"))
-        argv, env = swarm._server_command("127.0.0.1", 8765)
+        argv, env = server_command(ledger, swarm.config, "127.0.0.1", 8765)
     finally:
         ledger.close()
     assert "--db" not in argv  # a password in argv is visible to ps; the URL goes in the environment

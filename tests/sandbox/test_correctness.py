@@ -110,7 +110,7 @@ def test_commands_from_the_judge_may_exceed_the_answer_limit(monkeypatch: pytest
     import torch
 
     from solforge.sandbox import channel
-    from solforge.sandbox.judge import _blob_limit
+    from solforge.sandbox.judge.state import blob_limit as _blob_limit
 
     monkeypatch.setattr(channel, "MAX_ANSWER_BYTES", 1 << 20)
     judge, candidate = socket.socketpair()

@@ -1,375 +1,61 @@
-"""The judge process: trusted, holds the seed, the inputs' recipe and the reference outputs.
-
-It runs in one of two ways:
-
-- **one evaluation** (``python -m solforge.sandbox.judge``): an :class:`EvalRequest` on stdin, one
-  :class:`EvalEvent` per line on stdout, then exit (``solforge eval`` with no worker running);
-- **warm** (``python -m solforge.sandbox.judge --serve``): a ``ready`` event, then one request per
-  line on stdin, each answered with its events and a final ``report`` (or ``error``). torch, CUDA and
-  CUPTI load once; problems, their reference modules and FLOP counts stay loaded; a spare candidate
-  process is started after each evaluation, so the next one finds its process up (see
-  :class:`~solforge.sandbox.processes.SparePool`). A worker keeps one per GPU (:mod:`.warm`).
-
-For each workload the judge generates fresh inputs, runs the reference, hands the inputs (and output
-buffers) to the candidate process, compares what comes back, and asks the candidate to time its
-call. Reference outputs are allocated outside the memory pool that is shared with the candidate, so
-no IPC handle the candidate holds reaches them; the seed of every evaluation is drawn anew.
-"""
+"""One evaluation in the judge: the solution built and loaded, every workload checked and timed, the baselines and
+the speed of light attached (:class:`Judge`)."""
 
 from __future__ import annotations
 
-import argparse
-import collections
 import contextlib
-import hashlib
-import json
 import math
-import os
 import secrets
-import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from solforge.problems import (
     Correctness,
-    Environment,
     Evaluation,
     Language,
     Performance,
-    Problem,
     Solution,
     Status,
     Trace,
     Workload,
-    load_problem,
+    config,
 )
-from solforge.problems.config import cache_dir
 
-from . import defences, jit_cache
-from .api import BaselineRecord, BuildReport, EvalEvent, EvalOptions, EvalReport, EvalRequest, ProfileReport
-from .baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
-from .correctness import Check, compare_outputs
-from .processes import CandidateProcess, ProcessProfile, SparePool
-from .sol.counting import SolCounts
-from .timing import interquartile_range, resolved_median
-
-CANDIDATE_START_TIMEOUT_S = 120.0
-"""Importing torch and a solution (a CuTe DSL compile included) within this, or TIMEOUT."""
-HELD_OUT_WORKLOADS = 2
-"""Extra workloads at unseen sizes added at submission, against shape specialisation."""
-REPEAT_TIMEOUT_S = 15.0
-"""After a workload hung, the next one gets this long (or four times the slowest passing workload,
-whichever is more): a solution that hangs everywhere costs one full timeout, not one per workload."""
-BASELINE_TIMEOUT_S = 600.0
-PROFILE_TIMEOUT_S = 300.0
-"""One call under Nsight Compute (each kernel replayed once per pass of its sections), and its report written."""
-RECENT_LANGUAGES = 8
-"""A warm judge starts its spare processes for the languages of this many latest requests."""
-TRITON_INTERPRETER_NOTE = (
-    ". This ran in Triton's CPU interpreter, which returns NaN/Inf for some bf16 x bf16 multiplies a GPU "
-    "computes fine: multiply in fp32 (.to(tl.float32) after the load), or check on a GPU server "
-    "(read_docs(topic='triton'), Debugging)")
-
-
-_events = sys.stdout
-"""Where events go; main() points it at a private copy of fd 1 and sends fd 1 itself to stderr."""
+from .. import defences, jit_cache
+from ..api import BaselineRecord, BuildReport, EvalEvent, EvalReport, EvalRequest, ProfileReport
+from ..baseline import BaselineStore, BaselineTimer, attach_scores, baseline_key, tail
+from ..correctness import Check, compare_outputs
+from ..processes import CandidateProcess
+from ..sol.counting import SolCounts
+from ..timing import interquartile_range, resolved_median
+from .profile_steps import ProfileSteps
+from .state import (
+    BASELINE_TIMEOUT_S,
+    CANDIDATE_START_TIMEOUT_S,
+    HELD_OUT_WORKLOADS,
+    KIND_WORDS,
+    REPEAT_TIMEOUT_S,
+    TRITON_INTERPRETER_NOTE,
+    FailureKind,
+    JudgeState,
+    Timed,
+    blob_limit,
+    default_cache_dir,
+    emit,
+    failed_trace,
+    failure_kind,
+    held_out_workloads,
+    progress,
+)
 
 
-def emit(event: EvalEvent) -> None:
-    _events.write(event.model_dump_json(exclude_none=True) + "\n")
-    _events.flush()
-
-
-def progress(message: str, done: int | None = None, total: int | None = None) -> None:
-    emit(EvalEvent(kind="progress", message=message, done=done, total=total))
-
-
-def default_cache_dir(options: EvalOptions) -> Path:
-    if options.cache_dir is not None:
-        return options.cache_dir
-    return cache_dir()
-
-
-def environment(device: Any) -> Environment:
-    import torch
-
-    libs = {"torch": torch.__version__, "python": sys.version.split()[0]}
-    if torch.version.cuda:
-        libs["cuda"] = torch.version.cuda
-    from importlib.metadata import version
-
-    for name in ("triton", "solforge"):  # read from the metadata: importing triton takes a second
-        with contextlib.suppress(Exception):
-            libs[name] = version(name)
-    hardware = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    return Environment(hardware=hardware, libs=libs)
-
-
-def failed_trace(problem: Problem, solution_name: str, workload: Workload, status: Status, log: str,
-                 env: Environment, correctness: Correctness | None = None) -> Trace:
-    return Trace(
-        definition=problem.name,
-        solution=solution_name,
-        workload=workload,
-        evaluation=Evaluation(status=status, log=log or status.value, correctness=correctness, environment=env),
-    )
-
-
-def held_out_workloads(problem: Problem, count: int, rng: secrets.SystemRandom) -> list[Workload]:
-    """Workloads at sizes the agent never saw: each var axis moved off the published values.
-
-    A size is kept only when the definition's constraints hold for it, so a problem whose axes
-    must stay multiples of something gets held-out sizes that are still valid.
-    """
-    var_axes = problem.definition.var_axes
-    if not var_axes:
-        return []
-    published = sorted(problem.workloads, key=lambda w: sum(w.axes.values()))
-    out: list[Workload] = []
-    for _ in range(count * 20):
-        if len(out) == count:
-            break
-        base = published[rng.randrange(0, max(1, len(published) // 2 + 1))]
-        axes = dict(base.axes)
-        for name in var_axes:
-            value = axes.get(name, 1)
-            axes[name] = max(1, value + rng.choice([-3, -1, 1, 3, 5, 7]) * max(1, value // 8) + rng.choice([0, 1]))
-        if any(axes == w.axes for w in problem.workloads + out):
-            continue
-        try:
-            problem.definition.resolve_axes(axes)
-        except Exception:
-            continue
-        inputs = {k: v for k, v in base.inputs.items() if v.type in ("random", "scalar", "custom")}
-        if len(inputs) != len(base.inputs):
-            continue  # a workload with real tensors from a file cannot move to another size
-        held = Workload(uuid="heldout", axes=axes, inputs=inputs, tolerance=base.tolerance)
-        out.append(held.model_copy(update={"uuid": held_out_uuid(held)}))
-    return out
-
-
-def held_out_uuid(workload: Workload) -> str:
-    """The same for the same sizes, inputs and tolerance: a baseline measured for a held-out workload
-    is found again when a later submission draws it (in the H200 swarm of 2026-12-03, every submission
-    timed the reference and torch.compile on two new workloads inside its GPU lease, 16-22 s). It says
-    nothing the trace's axes do not."""
-    fields = {k: v for k, v in workload.to_json_dict().items() if k != "uuid"}
-    return "heldout-" + hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def guess_device(options: EvalOptions) -> str:
-    """The candidates' device, guessed before torch is imported (so the first candidate process can
-    start at once); :class:`JudgeState` corrects a wrong guess."""
-    if options.device == "cpu" or os.environ.get("CUDA_VISIBLE_DEVICES") == "":
-        return "cpu"
-    if options.device == "cuda" or Path("/dev/nvidiactl").exists():
-        return "cuda:0"
-    return "cpu"
-
-
-def profile_for(options: EvalOptions, device: str) -> ProcessProfile:
-    return ProcessProfile(
-        device=device,
-        defences=defences.defences_enabled(submission=options.submission),
-        memory_limit_bytes=None if device.startswith("cuda") else int(options.memory_limit_gb * 2**30),
-    )
-
-
-@dataclass
-class _Loaded:
-    """A problem as a judge keeps it between evaluations."""
-
-    problem: Problem
-    reference: Any
-    signature: tuple[Any, ...]
-
-
-@dataclass
-class _Timed:
-    """A workload that passed its checks and was timed: what its trace is scored from."""
-
-    workload: Workload
-    sizes: dict[str, int]
-    perf: Performance
-    correctness: Correctness
-    counts: SolCounts | None
-    warnings: list[str]
-
-
-class JudgeState:
-    """What one judge process keeps between evaluations: torch and the GPU, the shared memory pool,
-    loaded problems, and the spare candidate process.
-
-    Parameters
-    ----------
-    device
-        ``auto``, ``cuda`` or ``cpu``, as in :class:`EvalOptions`.
-    root
-        Folder for the candidate processes' folders and every evaluation's scratch.
-    """
-
-    def __init__(self, device: str, root: Path, *, spares: SparePool | None = None, warm: bool = False) -> None:
-        before_torch = _seconds_since_start()
-        mark = time.perf_counter()
-        import torch
-
-        self.startup_parts: dict[str, float] = {}
-        """Where a fresh judge's start-up went (a one-shot report shows it beside ``startup``): before
-        torch (the interpreter, solforge's modules, the request), importing torch, then the device (CUDA's
-        context, the memory pool, the environment's GPU name)."""
-        if before_torch is not None:
-            self.startup_parts["startup_before_torch"] = before_torch
-        self.startup_parts["startup_torch"] = round(time.perf_counter() - mark, 3)
-        mark = time.perf_counter()
-        self.warm = warm
-        """Whether this process serves many evaluations (then it cleans up after each report)."""
-        use_cuda = device in ("auto", "cuda") and torch.cuda.is_available()
-        if device == "cuda" and not use_cuda:
-            raise RuntimeError("device=cuda was asked for but no CUDA GPU is visible")
-        self.device = torch.device("cuda:0" if use_cuda else "cpu")
-        self.root = root
-        self.spares = spares or SparePool(root)
-        self.env = environment(self.device)
-        self.shared_pool = None
-        self._problems: dict[str, _Loaded] = {}
-        self.evaluations = 0
-        self.baseline_processes = 0
-        """How many baseline processes the last evaluation took: a warm judge keeps as many spares ready besides
-        the candidate's, since evaluations that measure baselines tend to follow each other (a catalogue's run)."""
-        if self.device.type == "cuda":
-            torch.empty(1, device=self.device)  # the context, once
-            if "expandable_segments:true" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").lower():
-                # Expandable segments travel over CUDA IPC as file descriptors the consumer takes with
-                # pidfd_getfd, which the confined candidate may not do (Landlock, seccomp): keep classic
-                # segments, whose IPC handles need no access to this process.
-                with contextlib.suppress(Exception):
-                    torch.cuda.memory._set_allocator_settings("expandable_segments:False")
-            with contextlib.suppress(Exception):
-                self.shared_pool = torch.cuda.MemPool()
-            # First calls that cost seconds in a fresh judge, made now, beside the candidate process's
-            # start-up, which the first workload waits for anyway (see _preload).
-            threading.Thread(target=_preload, args=(self.device, warm), name="solforge-preload", daemon=True).start()
-        self.startup_parts["startup_device"] = round(time.perf_counter() - mark, 3)
-        self.startup_s = _seconds_since_start()
-        """From this process's start to here (torch, CUDA): a one-shot evaluation's report shows it."""
-
-    def serves(self, options: EvalOptions) -> str | None:
-        """Why this judge cannot run an evaluation with ``options`` (None when it can)."""
-        if options.device == "cuda" and self.device.type != "cuda":
-            return "this judge has no GPU"
-        if options.device == "cpu" and self.device.type == "cuda":
-            return "this judge serves a GPU; the request asks for the CPU"
-        return None
-
-    def problem(self, name: str) -> _Loaded:
-        """The problem and its reference module, loaded once while its files stay unchanged."""
-        from solforge.problems.reference import load_reference_module
-
-        problem = load_problem(name)
-        folder = problem.folder
-        signature: tuple[Any, ...] = ()
-        if folder is not None:
-            with contextlib.suppress(OSError):
-                signature = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size)
-                                  for p in sorted(Path(folder).iterdir()) if p.is_file())
-        key = str(folder or name)
-        loaded = self._problems.get(key)
-        if loaded is None or loaded.signature != signature:
-            loaded = _Loaded(problem, load_reference_module(problem.definition), signature)
-            self._problems[key] = loaded
-        return loaded
-
-    def profile(self, options: EvalOptions) -> ProcessProfile:
-        return profile_for(options, str(self.device))
-
-    def healthy(self) -> str | None:
-        """Whether the GPU still answers (after a candidate crashed it, say): None, or what failed."""
-        if self.device.type != "cuda":
-            return None
-        import torch
-
-        try:
-            x = torch.ones(1024, device=self.device)
-            if float(x.sum().item()) != 1024.0:
-                return "a sum on the GPU came back wrong"
-            torch.cuda.synchronize(self.device)
-        except Exception as exc:
-            return f"{type(exc).__name__}: {exc}"
-        return None
-
-    def close(self) -> None:
-        self.spares.close()
-
-
-def _seconds_since_start() -> float | None:
-    """Seconds since this process started (Linux: /proc/self/stat's start time), else None."""
-    try:
-        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, clock ticks after boot
-        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 3)
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
-
-
-def _preload(device: Any, warm: bool) -> None:
-    """The comparisons took 0.6-1.0 s in a fresh judge against 0.1 s in a warm one on an H200 (inferred:
-    their kernels load on first use): load them first, for the dtypes problems use, at sizes that take
-    the reductions' small and vectorised paths. A warm judge, which starts before any
-    request, also imports what a first speed-of-light count imports (torch._dynamo, 1.2 s); a one-shot
-    judge leaves that to the count, which usually finds its result in the count cache, so that the
-    import's Python work does not compete with the evaluation for the interpreter."""
-    with contextlib.suppress(Exception):
-        import torch
-
-        from solforge.problems import Tolerance
-
-        for dtype in (torch.float32, torch.bfloat16, torch.float16):
-            for numel in (64, 1 << 16, 1 << 22):
-                x = torch.ones(numel, dtype=dtype, device=device)
-                compare_outputs({"x": x}, {"x": x.clone()}, Tolerance())
-        from .sol import counting, hardware, score  # noqa: F401
-
-        if warm:
-            import torch._dynamo
-
-
-def _blob_limit(references: dict[str, Any]) -> int:
-    """How many bytes a CPU answer's outputs may take: what the reference's take, with room for framing."""
-    from .channel import MAX_ANSWER_BYTES
-
-    expected = sum(int(t.numel()) * int(t.element_size()) for t in references.values() if hasattr(t, "numel"))
-    return max(MAX_ANSWER_BYTES, 2 * expected + (1 << 20))
-
-
-_FailureKind = Literal["hang", "crash", "oom"]
-
-
-def _failure_kind(answer: dict[str, Any]) -> _FailureKind | None:
-    """Whether a failed answer is a hang, a crash or an out-of-memory (the failures worth not repeating)."""
-    if answer.get("ok"):
-        return None
-    error = str(answer.get("error", ""))
-    if "out of GPU memory" in error or "MemoryError" in error or "std::bad_alloc" in error:
-        return "oom"
-    if answer.get("hung"):
-        return "hang"
-    if answer.get("died") or answer.get("fatal"):
-        return "crash"
-    return None
-
-
-_KIND_WORDS = {"hang": "hung", "crash": "crashed", "oom": "ran out of memory"}
-
-
-class Judge:
+class Judge(ProfileSteps):
     """Evaluates one solution on a problem's workloads, in a :class:`JudgeState`."""
 
     def __init__(self, request: EvalRequest, state: JudgeState, scratch: Path) -> None:
@@ -394,7 +80,7 @@ class Judge:
         self.load_failure: tuple[Status, str] | None = None
         self.static_warnings: list[str] = []
         self.build: BuildReport | None = None
-        self.failure_kind: _FailureKind | None = None
+        self.failure_kind: FailureKind | None = None
         """How the last workload failed, when it was a hang, a crash or an out-of-memory."""
         self.phases: dict[str, float] = {}
         self.counts: dict[str, SolCounts] = {}
@@ -402,13 +88,13 @@ class Judge:
         self.profiler_argv: list[str] = []
         """Nsight Compute's command before the candidate's, when this evaluation profiles with it."""
         self.profiled: ProfileReport | None = None
-        self.unscored: dict[str, _Timed] = {}
+        self.unscored: dict[str, Timed] = {}
         """Passed workloads whose baseline is measured once the candidate is done (see :meth:`score_unscored`)."""
         if not state.warm and state.startup_s is not None:
             self.phases["startup"] = state.startup_s
             self.phases.update(state.startup_parts)
         self.cleaned = False
-        from .baseline import shipped_records
+        from ..baseline import shipped_records
 
         self.baselines = BaselineStore(
             self.cache_dir / "baselines" / f"{self.problem.name}.json",
@@ -444,7 +130,7 @@ class Judge:
         return "sm_90a"
 
     def build_of(self, solution: Solution) -> BuildReport:
-        from .build import build_solution
+        from ..build import build_solution
 
         return build_solution(solution, target_arch=self.target_arch(), cache_dir=self.cache_dir,
                               timeout_s=self.options.compile_timeout_s, keep_spare=self.state.warm)
@@ -605,7 +291,7 @@ class Judge:
 
     def _fail(self, workload: Workload, answer: dict[str, Any], prefix: str = "") -> Trace:
         """The trace of a failed command, remembering whether it hung, crashed or ran out of memory."""
-        self.failure_kind = _failure_kind(answer)
+        self.failure_kind = failure_kind(answer)
         if self.candidate is not None and not self.candidate.alive:
             self.state.spares.fill(self.profile, count=1)  # the next workload's process starts up now
         return failed_trace(self.problem, self.solution.name, workload, Status(answer["status"]),
@@ -653,7 +339,7 @@ class Judge:
             with self.phase("check"):
                 answer, blob = self.candidate.request(
                     {"cmd": "check", "inputs": shared_inputs, "outputs": buffers, "output_specs": specs},
-                    deadline - time.monotonic(), cuda_ipc=cuda_ipc, blob_limit=_blob_limit(references),
+                    deadline - time.monotonic(), cuda_ipc=cuda_ipc, blob_limit=blob_limit(references),
                 )
             if not answer.get("ok"):
                 return self._fail(workload, answer)
@@ -749,7 +435,7 @@ class Judge:
             cmd["regen"] = self.regen_recipe(workload, sizes)
         with self.quiet_host(), self.phase("timed"):
             answer, blob = self.candidate.request(cmd, deadline - time.monotonic(), cuda_ipc=cuda_ipc,
-                                                  blob_limit=_blob_limit(references))
+                                                  blob_limit=blob_limit(references))
         if not answer.get("ok"):
             return self._fail(workload, answer, "while timing: ")
         measurement = answer["measurement"]
@@ -787,7 +473,7 @@ class Judge:
             counts = self.flops_and_bytes(sizes, shared_inputs)
         if counts is not None:
             self.counts[workload.uuid] = counts
-        timed = _Timed(workload, sizes, perf, correctness, counts, warnings)
+        timed = Timed(workload, sizes, perf, correctness, counts, warnings)
         baseline = self.baseline_for(workload)
         trace = self.scored_trace(timed, baseline)
         if self.options.time_baseline and baseline is None and trace.evaluation is not None \
@@ -800,7 +486,7 @@ class Judge:
             self.unscored[workload.uuid] = timed
         return trace
 
-    def scored_trace(self, timed: _Timed, baseline: BaselineRecord | None) -> Trace:
+    def scored_trace(self, timed: Timed, baseline: BaselineRecord | None) -> Trace:
         """The PASSED trace of a timed workload with its baseline and speed-of-light scores, or the
         REWARD_HACK verdict of the speed-of-light check."""
         with self.phase("score"):
@@ -821,7 +507,7 @@ class Judge:
         the length of a timed loop, so that none of that runs beside it. ``SOLFORGE_SPARE_PAUSE=0``
         leaves them running (to measure what the pause is worth); CPU timings carry no speed-of-light
         score and do not pause them."""
-        if self.device.type == "cuda" and os.environ.get("SOLFORGE_SPARE_PAUSE", "1") != "0":
+        if self.device.type == "cuda" and config.spare_pause():
             return self.state.spares.starting_ones_paused()
         return contextlib.nullcontext(0)
 
@@ -877,13 +563,13 @@ class Judge:
             return self.options.run_timeout_s
         return min(self.options.run_timeout_s, max(REPEAT_TIMEOUT_S, 4 * slowest_pass_s))
 
-    def _not_run(self, workload: Workload, kind: _FailureKind, earlier: list[tuple[Workload, Trace]]) -> Trace:
+    def _not_run(self, workload: Workload, kind: FailureKind, earlier: list[tuple[Workload, Trace]]) -> Trace:
         """The trace of a workload skipped because the solution failed the same way twice already."""
         first, second = earlier[0], earlier[-1]
         ev = second[1].evaluation
         assert ev is not None
         where = ", ".join(f"{w.uuid} ({', '.join(f'{k}={v}' for k, v in w.axes.items())})" for w, _ in (first, second))
-        log = (f"not run: it repeats workload {second[0].uuid}. The solution {_KIND_WORDS[kind]} on workloads {where}, "
+        log = (f"not run: it repeats workload {second[0].uuid}. The solution {KIND_WORDS[kind]} on workloads {where}, "
                f"so the later workloads were not run the same way again. Its error there: {tail(ev.log, 600)}")
         return failed_trace(self.problem, self.solution.name, workload, ev.status, log, self.env)
 
@@ -935,8 +621,8 @@ class Judge:
         if self.request.gpu_gate and self.state.warm:
             self.wait_for_gpu(workloads)
         total = len(workloads)
-        strikes: dict[_FailureKind, list[tuple[Workload, Trace]]] = {}
-        stopped: _FailureKind | None = None
+        strikes: dict[FailureKind, list[tuple[Workload, Trace]]] = {}
+        stopped: FailureKind | None = None
         slowest_pass_s = 0.0
         loop_started = time.perf_counter()
         load_before = self.phases.get("load", 0.0)
@@ -965,107 +651,6 @@ class Judge:
         return self.finish(report, started)
 
     # -- profiling ---------------------------------------------------------------------------
-
-    def profile_report_path(self, workload: Workload) -> Path:
-        """Where Nsight Compute's report of this build on this workload is kept (the cache, by build)."""
-        assert self.build is not None and self.build.cache_key
-        return self.cache_dir / "profiles" / self.build.cache_key / f"{workload.uuid}.ncu-rep"
-
-    def prepare_profile(self, workload: Workload, report: EvalReport) -> bool:
-        """Choose the profiler; True when the report is already answered (the CPU's refusal, or a page of a
-        kernel from a profile kept in the cache), so that nothing runs."""
-        from . import profiling
-
-        request = self.options.profile
-        assert request is not None
-        report.timer = None
-        if self.device.type != "cuda":
-            report.ran = False
-            report.note = ("profiling needs an NVIDIA GPU (Nsight Compute or CUPTI), and this machine has none: "
-                           "use run_benchmark's timings, and compile_kernel's registers, spills and SASS instruction mix")
-            return True
-        ncu = profiling.ncu_path() if request.tool in ("auto", "ncu") else None
-        kept = self.profile_report_path(workload) if self.build and self.build.cache_key else None
-        if request.kernel is not None:
-            if ncu is None:
-                raise ValueError("a kernel's raw sections come from Nsight Compute, which is not on this machine")
-            if kept is not None and kept.exists():
-                self.profiled = ProfileReport(tool="ncu", workload=workload.uuid)
-                self.profiled.text, self.profiled.pages = profiling.details_page(ncu, kept, request.kernel, request.page)
-                self.profiled.page = request.page
-                report.profile, report.ran = self.profiled, False
-                return True
-        if ncu is None and request.tool == "ncu":
-            raise ValueError("tool='ncu' was asked for, but Nsight Compute (ncu) is not on this machine's PATH")
-        if ncu is not None:
-            self.profiler_argv = profiling.ncu_prefix(ncu, self.scratch / "profile.ncu-rep")
-        return False
-
-    def profile_workload(self, workload: Workload, sizes: dict[str, int],
-                         last: tuple[list[Any], list[Any], dict[str, Any]], correctness: Correctness,
-                         deadline: float) -> Trace:
-        """One call of the checked solution under the profiler; the answer goes in ``self.profiled``."""
-        from . import profiling
-
-        shared_inputs, buffers, references = last
-        assert self.candidate is not None and self.options.profile is not None
-        tool = "ncu" if self.profiler_argv else "cupti"
-        with self.phase("profile"):
-            answer, _ = self.candidate.request(
-                {"cmd": "profile", "inputs": shared_inputs, "outputs": buffers, "tool": tool},
-                max(PROFILE_TIMEOUT_S, deadline - time.monotonic()), cuda_ipc=True, blob_limit=_blob_limit(references))
-        if not answer.get("ok"):
-            return self._fail(workload, answer, "while profiling: ")
-        counts = self.flops_and_bytes(sizes, shared_inputs)  # may read the inputs on the GPU
-        if self.request.gpu_gate and self.state.warm:
-            # ncu replayed each kernel inside the call; writing and reading its report is CPU work
-            # (several seconds), which need not hold the GPU's lease.
-            emit(EvalEvent(kind="gpu_done"))
-        with self.phase("profile_report"):
-            if tool == "cupti":
-                self.profiled = ProfileReport(tool="cupti", workload=workload.uuid,
-                                              kernels=profiling.cupti_kernels(answer.get("kernels") or []),
-                                              note=profiling.cupti_note(self.options.profile.tool))
-            else:
-                self.profiled = self.read_ncu_report(workload)
-            self.profiled.kernel_us = round(sum(k.duration_us for k in self.profiled.kernels), 3)
-            # The trace's latency is the profiled kernels' time (one call, each kernel replayed alone under ncu),
-            # marked by its timer: not a timing to compare with run_benchmark's medians. T_SOL as for a timing.
-            perf = Performance(latency_ms=self.profiled.kernel_us / 1e3, timer=tool, iterations=1)
-            verdict = attach_scores(perf, None, counts=counts,
-                                    hardware=self.env.hardware, calibration_dir=self.cache_dir / "calibration")
-            if verdict is not None:
-                return failed_trace(self.problem, self.solution.name, workload, Status.REWARD_HACK, verdict, self.env)
-            if perf.sol_latency_ms is not None:
-                self.profiled.sol_us = round(perf.sol_latency_ms * 1e3, 3)
-            if not self.profiled.text:
-                self.profiled.text = profiling.summary_text(self.profiled)
-        return Trace(definition=self.problem.name, solution=self.solution.name, workload=workload,
-                     evaluation=Evaluation(status=Status.PASSED, log=f"profiled with {tool} (one call), not timed",
-                                           correctness=correctness, performance=perf, environment=self.env))
-
-    def read_ncu_report(self, workload: Workload) -> ProfileReport:
-        """Close the candidate so that ncu writes its report, keep the report in the cache, and read it."""
-        from . import profiling
-
-        assert self.candidate is not None
-        self.candidate.close(wait_s=PROFILE_TIMEOUT_S)
-        written = self.scratch / "profile.ncu-rep"
-        ncu = self.profiler_argv[0]
-        if not written.exists():
-            log = tail(self.candidate.log_path.read_text(errors="replace")) if self.candidate.log_path.exists() else ""
-            return ProfileReport(tool="ncu", workload=workload.uuid,
-                                 note=f"Nsight Compute wrote no report (its output: {log[-800:]})")
-        kept = self.profile_report_path(workload)
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(written, kept)
-        kernels = profiling.kernels_from_raw(profiling.read_raw(ncu, kept))
-        report = ProfileReport(tool="ncu", workload=workload.uuid, kernels=kernels)
-        request = self.options.profile
-        if request is not None and request.kernel is not None:
-            report.text, report.pages = profiling.details_page(ncu, kept, request.kernel, request.page)
-            report.page = request.page
-        return report
 
     def finish(self, report: EvalReport, started: float) -> EvalReport:
         if not self.state.warm:
@@ -1096,110 +681,3 @@ class Judge:
             import torch
 
             torch.cuda.empty_cache()
-
-
-def evaluate_in(state: JudgeState, request: EvalRequest, scratch: Path) -> EvalReport | None:
-    """One evaluation in ``state``: its events go to stdout; None when it failed (an error event)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    judge: Judge | None = None
-    try:
-        refused = state.serves(request.options)
-        if refused:
-            raise RuntimeError(refused)
-        judge = Judge(request, state, scratch)
-        return judge.run()
-    except Exception as exc:
-        import traceback
-
-        emit(EvalEvent(kind="error", message=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()[-3000:]))
-        return None
-    finally:
-        if judge is not None:
-            judge.clean_up()
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _private_stdout() -> None:
-    global _events
-    # Events get their own copy of stdout; fd 1 then points at stderr, so anything a library (or
-    # the reference) prints, from Python or C, cannot corrupt the event stream.
-    _events = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-
-
-def serve(device: str, root: Path) -> int:
-    """The warm judge: a ``ready`` event, then one request per stdin line until stdin closes."""
-    state = JudgeState(device, root, warm=True)
-    spare_profile = ProcessProfile(str(state.device), defences.defences_enabled(submission=False),
-                                   None if state.device.type == "cuda" else int(EvalOptions().memory_limit_gb * 2**30))
-    state.spares.fill(spare_profile)
-    recent: collections.deque[str] = collections.deque(maxlen=RECENT_LANGUAGES)
-    emit(EvalEvent(kind="ready", message=f"{state.env.hardware} ({state.device})"))
-    try:
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                request = EvalRequest.model_validate_json(line)
-            except ValueError as exc:
-                emit(EvalEvent(kind="error", message=f"a request that does not parse: {exc}"))
-                continue
-            state.evaluations += 1
-            evaluate_in(state, request, root / f"eval-{state.evaluations}")
-            broken = state.healthy()
-            if broken:
-                emit(EvalEvent(kind="error", message=f"the GPU no longer answers ({broken}); this judge exits"))
-                return 2
-            # The next evaluation's process, started now that this one's timing is over, for the
-            # languages the recent requests used.
-            recent.append(request.solution.spec.language.value)
-            state.spares.follow(list(recent))
-            profile = state.profile(request.options)
-            state.spares.keep_only(profile)
-            state.spares.fill(profile, count=max(state.spares.depth, 1 + state.baseline_processes))
-    finally:
-        state.close()
-        shutil.rmtree(root, ignore_errors=True)  # this judge's own folder, also when its caller died
-    return 0
-
-
-def _not_dumpable() -> None:
-    """Keep other processes of this user out of this one's /proc files (environ, maps, mem) and
-    core dumps: a candidate is such a process. Root with CAP_SYS_PTRACE is not stopped by it."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="solforge judge process (started by solforge.sandbox.evaluate)")
-    parser.add_argument("--serve", action="store_true", help="stay warm: one request per stdin line")
-    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
-    args = parser.parse_args(argv)
-    _not_dumpable()
-    _private_stdout()
-    root = Path(os.environ.get("SOLFORGE_SCRATCH") or Path.cwd())
-    if args.serve:
-        return serve(args.device, root)
-    try:
-        request = EvalRequest.model_validate_json(sys.stdin.read())
-        # The candidate's process starts before this one imports torch: both start up in parallel.
-        spares = SparePool(root, depth=1, language=request.solution.spec.language.value)
-        spares.fill(profile_for(request.options, guess_device(request.options)))
-        state = JudgeState(request.options.device, root, spares=spares)
-    except Exception as exc:
-        import traceback
-
-        emit(EvalEvent(kind="error", message=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc()[-3000:]))
-        return 1
-    try:
-        return 0 if evaluate_in(state, request, root / "eval") is not None else 1
-    finally:
-        state.close()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
