@@ -18,14 +18,12 @@ BAR_WIDTH = 40
 
 
 def _histogram(data: CatalogueSol) -> dict[str, Any]:
+    from solforge.planner.report.svg import bin_counts
     from solforge.sandbox.sol.catalogue import log2_edges
 
     edges = log2_edges([w.fraction for w in data.workloads])
     bounds = sorted({w.bound for w in data.workloads})
-    counts = {b: [0] * (len(edges) - 1) for b in bounds}
-    for w in data.workloads:
-        k = next((i for i in range(len(edges) - 1) if w.fraction < edges[i + 1]), len(edges) - 2)
-        counts[w.bound][k] += 1
+    counts = {b: bin_counts([w.fraction for w in data.workloads if w.bound == b], edges) for b in bounds}
     return {"edges": edges, "counts": counts}
 
 

@@ -89,8 +89,8 @@ class ToolSettings:
         values: dict[str, Any] = {"problem_dirs": tuple(env_problem_dirs())}
         if config.cache_dir_is_set():
             values["cache_dir"] = config.cache_dir()
-        if config.target_arch():
-            values["target_arch"] = config.target_arch()
+        if arch := config.target_arch():
+            values["target_arch"] = arch
         if config.only_problem_dirs():
             values["include_catalogue"] = False
         values.update(overrides)

@@ -13,8 +13,8 @@ works on any ledger, with or without the swarm's tables; its module docstring de
 in the public result's terms. :func:`render_html` draws the plots as inline SVG (see
 :mod:`solforge.planner.report.svg` for why not matplotlib) and escapes every name it prints. A ``ReportData``
 may also carry the catalogue's shipped baselines against the speed of light (``catalogue``, filled by
-``solforge report --catalogue GPU`` from :func:`solforge.sandbox.sol.catalogue.catalogue_sol`), drawn by
-:mod:`solforge.planner.report.catalogue`.
+``solforge report --catalogue GPU`` from :func:`solforge.sandbox.sol.catalogue.catalogue_sol`), drawn as a
+section of its own.
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from solforge.sandbox.sol.catalogue import CatalogueSol, SolGroup, log2_edges
+
 from . import svg
-from .catalogue import catalogue_section
 from .models import ReportData
-from .svg import Series, esc
+from .svg import Series, Spread, esc
 
 __all__ = ["render_html"]
 
@@ -218,6 +219,59 @@ def _plots(data: ReportData) -> list[str]:
     return figures
 
 
+def _fraction(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _sol_group_table(title: str, groups: list[SolGroup]) -> str:
+    rows = [
+        [esc(g.name), str(g.problems), str(g.workloads), _fraction(g.median), f"{_fraction(g.p25)} – {_fraction(g.p75)}",
+         f"{_fraction(g.low)} – {_fraction(g.high)}", _fraction(g.compiled_median), str(g.launch_bound)]
+        for g in groups
+    ]
+    headers = (title, "problems", "workloads", "median T_SOL/T_b", "quartiles", "range", "median T_SOL/compiled",
+               "launch-bound")
+    return _table(headers, rows, empty="no workloads")
+
+
+def _catalogue_section(data: CatalogueSol) -> str:
+    """The shipped baselines of one GPU against the speed of light: a histogram by bound, a spread per category,
+    and both as tables (from the package's tables, not the ledger: where the catalogue leaves room)."""
+    overall = data.overall()
+    if overall is None:
+        return (f'<p class="meta">The shipped table for {esc(data.gpu)} ({esc(data.table)}) holds no workload that '
+                "can be placed against its speed of light.</p>")
+    edges = log2_edges([w.fraction for w in data.workloads], per_octave=2)
+    by_bound, by_category = data.by("bound"), data.by("category")
+    histogram = svg.stacked_histogram(
+        [(g.name, [w.fraction for w in data.workloads if w.bound == g.name]) for g in by_bound], edges,
+        label="baseline distance from SOL", x_label="T_SOL / T_b (log scale; 1 is the speed of light)",
+        y_label="workloads", log_x=True,
+    )
+    spreads = svg.spread_rows(
+        [Spread(g.name, g.low, g.p25, g.median, g.p75, g.high,
+                note=f"{g.workloads} workloads of {g.problems} problems, {g.launch_bound} launch-bound")
+         for g in [overall, *by_category]],
+        label="T_SOL / T_b by category", x_label="T_SOL / T_b (log scale)", x_range=(edges[0], 1.0),
+    )
+    parts = [
+        f'<p class="meta">{data.problems} problems and {len(data.workloads)} workloads of the table shipped for '
+        f"{esc(data.gpu)} ({esc(data.table)}), against T_SOL on {esc(data.peaks)} peaks. T_b is the faster of eager "
+        "PyTorch and torch.compile; T_SOL / T_b of 1 means the baseline already runs at the speed of light. Median "
+        f"{overall.median:.3f}; {overall.launch_bound} workloads are launch-bound (T_b under 5 us).</p>",
+        _figure(histogram, "Workloads by T_SOL / T_b, half-octave bins, stacked by the bound (memory or compute on "
+                "the datasheet peaks). Far left is where a kernel has the most room."),
+        _figure(spreads, "Per category: the line spans the range, the box the quartiles, the red tick the median "
+                "(hover a row for its figures)."),
+        _sol_group_table("bound", by_bound),
+        _sol_group_table("category", by_category),
+    ]
+    if data.skipped:
+        parts.append('<ul class="notes">' + "".join(f"<li>{esc(name)}: {esc(why)}</li>"
+                                                    for name, why in sorted(data.skipped.items())) + "</ul>")
+    return "\n".join(parts)
+
+
 def _problem_table(data: ReportData) -> str:
     rows = [
         [
@@ -358,7 +412,7 @@ def render_html(data: ReportData) -> str:
         parts += [f"<h2>{esc(title)}</h2>", fn(data)]
     if data.catalogue is not None:
         parts += [f"<h2>The catalogue on {esc(data.catalogue.gpu)}: the baselines against the speed of light</h2>",
-                  catalogue_section(data.catalogue)]
+                  _catalogue_section(data.catalogue)]
     parts.append('<h2>Definitions</h2><dl class="defs">')
     parts += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in _DEFINITIONS]
     parts.append("</dl></body></html>")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["PALETTE", "Series", "Spread", "heatmap", "histogram", "line_chart", "spread_rows", "stacked_histogram"]
+__all__ = ["PALETTE", "Series", "Spread", "bin_counts", "heatmap", "histogram", "line_chart", "spread_rows", "stacked_histogram"]
 
 WIDTH, HEIGHT = 760, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
@@ -68,6 +68,15 @@ def _fmt(value: float) -> str:
 def fraction_label(value: float) -> str:
     """A power-of-two fraction as ``1/64`` (1 and above as numbers): what a log2 axis of ratios reads best as."""
     return _fmt(value) if value >= 1 or value <= 0 else f"1/{round(1 / value):,}"
+
+
+def bin_counts(values: Sequence[float], edges: Sequence[float]) -> list[int]:
+    """How many ``values`` fall between each pair of consecutive ``edges`` (those outside go to the end bins)."""
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        i = next((k for k in range(len(counts)) if v < edges[k + 1]), len(counts) - 1)
+        counts[max(0, i)] += 1
+    return counts
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -178,10 +187,7 @@ def histogram(
     """
     if not values:
         return empty(label, "no data in this window")
-    counts = [0] * (len(edges) - 1)
-    for v in values:
-        i = next((k for k in range(len(counts)) if v < edges[k + 1]), len(counts) - 1)
-        counts[max(0, i)] += 1
+    counts = bin_counts(values, edges)
     frame = _Frame((edges[0], edges[-1]), (0, max(counts) * 1.1), log_x=log_x)
     xticks = [e for e in edges if not log_x or math.log2(e).is_integer()]
     if not log_x and len(xticks) > 11:
@@ -333,11 +339,7 @@ def stacked_histogram(
     """
     if not any(values for _, values in groups):
         return empty(label, "no data")
-    counts = [[0] * (len(edges) - 1) for _ in groups]
-    for g, (_, values) in enumerate(groups):
-        for v in values:
-            i = next((k for k in range(len(edges) - 1) if v < edges[k + 1]), len(edges) - 2)
-            counts[g][max(0, i)] += 1
+    counts = [bin_counts(values, edges) for _, values in groups]
     totals = [sum(c[k] for c in counts) for k in range(len(edges) - 1)]
     frame = _Frame((edges[0], edges[-1]), (0, max(totals) * 1.1), log_x=log_x)
     xticks = [e for e in edges if not log_x or math.log2(e).is_integer()]

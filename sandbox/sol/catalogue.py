@@ -94,19 +94,15 @@ class CatalogueSol(BaseModel):
         return group("all", self.workloads) if self.workloads else None
 
 
-def _quantile(sorted_values: Sequence[float], q: float) -> float:
-    if len(sorted_values) == 1:
-        return sorted_values[0]
-    return statistics.quantiles(sorted_values, n=100, method="inclusive")[round(q * 100) - 1]
-
-
 def group(name: str, items: Sequence[WorkloadSol]) -> SolGroup:
     """The median, quartiles and range of ``items``' fractions (``items`` must not be empty)."""
     values = sorted(w.fraction for w in items)
     compiled = [w.compiled_fraction for w in items if w.compiled_fraction is not None]
+    # "inclusive" is numpy's default (linear) quantile, as the report's other figures use.
+    p25, median, p75 = statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else values * 3
     return SolGroup(
         name=name, workloads=len(values), problems=len({w.problem for w in items}),
-        median=statistics.median(values), p25=_quantile(values, 0.25), p75=_quantile(values, 0.75),
+        median=median, p25=p25, p75=p75,
         low=values[0], high=values[-1], launch_bound=sum(w.launch_bound for w in items),
         compiled_median=statistics.median(compiled) if compiled else None,
     )
@@ -170,8 +166,6 @@ def catalogue_sol(gpu: str, *, problem_names: Iterable[str] | None = None, table
     skipped: dict[str, str] = {}
     for name in names:
         records = {r.workload: r for r in shipped_records(name, hardware, folder)}  # the table's latest record wins
-        if not records:
-            continue
         try:
             problem = load_problem(name)
         except SolforgeError as exc:
