@@ -19,6 +19,10 @@ serves every problem: torch and CUDA load once, and each problem finds its proce
 per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04). The output file is
 rewritten after every problem, and a problem already in it is skipped, so a run cut short resumes.
 
+``--recount`` measures nothing: it rewrites ``--out`` and ``--csv`` with T_SOL, its bound and the SOL score
+counted again for every row scored on datasheet peaks, after a definition's FLOP or byte model was corrected
+(the baselines and latencies stay as measured).
+
 The CSV's ``checks`` column flags what a workload's baseline says about it (``baseline_checks``): faster
 than T_SOL (a counting error, or a reference that does less than its definition), a compiled variant over
 twice as slow as eager, a launch-bound baseline under 5 us.
@@ -40,6 +44,9 @@ from solforge.problems import catalogue_names, load_problem, reference_solution
 from solforge.sandbox.api import BaselineRecord, EvalOptions, EvalRequest
 from solforge.sandbox.baseline import baseline_checks, shipped_records
 from solforge.sandbox.evaluate import evaluate
+from solforge.sandbox.sol.counting import counts_for_workloads
+from solforge.sandbox.sol.hardware import datasheet_peaks, match_spec
+from solforge.sandbox.sol.score import sol_score, sol_time
 from solforge.sandbox.warm import WarmJudge
 
 
@@ -60,10 +67,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the judge's cache (default: the user's); a fresh one with --table, so that the "
                              "baselines are measured rather than read from an earlier run's cache")
     parser.add_argument("--csv", type=Path, help="one row per evaluated workload (catalogue_<gpu>.csv)")
+    parser.add_argument("--recount", action="store_true",
+                        help="measure nothing: count T_SOL again for the rows of --out (datasheet peaks) and rewrite it")
     args = parser.parse_args(argv)
 
     previous = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results: list[dict] = previous.get("results", [])
+    if args.recount:
+        changed = recount(results)
+        args.out.write_text(json.dumps({**previous, "results": results}, indent=1))
+        if args.csv is not None:
+            write_csv(args.csv, results)
+        print(f"T_SOL counted again: {changed} row(s) changed", file=sys.stderr)
+        return 0
     done = {r["problem"] for r in results}
     names = [n for n in args.problems or catalogue_names() if n not in done]
     env: dict = previous.get("environment", {})
@@ -148,6 +164,30 @@ def main(argv: list[str] | None = None) -> int:
 
 CSV_COLUMNS = ("problem", "workload", "axes", "eager_ms", "compiled_ms", "baseline_ms", "t_sol_ms", "bound",
                "baseline_sol_fraction", "reference_status", "compiled_error", "checks")
+
+
+def recount(results: list[dict]) -> int:
+    """Count T_SOL, its bound and the SOL score again for every row scored on datasheet peaks (a calibration
+    is the measuring machine's, so those rows stay); returns how many rows changed."""
+    changed = 0
+    for result in results:
+        rows = [r for r in result["workloads"] if str(r.get("peak_source", "")).startswith("datasheet:")]
+        if not rows:
+            continue
+        counts = counts_for_workloads(load_problem(result["problem"]), [r["uuid"] for r in rows])
+        for row in rows:
+            spec = match_spec(row["peak_source"].removeprefix("datasheet:"))
+            if spec is None:
+                continue
+            estimate = sol_time(counts[row["uuid"]], datasheet_peaks(spec))
+            new = {"sol_latency_ms": estimate.t_sol_ms, "sol_bound": estimate.bound}
+            t_k, t_b = row.get("latency_ms"), row.get("baseline_latency_ms")
+            if row.get("sol_score") is not None and t_k and t_b:
+                new["sol_score"] = sol_score(t_k, t_b, estimate.t_sol_ms)
+            if any(row.get(k) != v for k, v in new.items()):
+                row.update(new)
+                changed += 1
+    return changed
 
 
 def merge_table(path: Path, records: list[dict]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -157,6 +156,28 @@ def perturbed(value: Any) -> Any:
     return torch.where(value > 1, value // 2, value)  # indices and lengths stay in range
 
 
+CPU_FLOP_BUDGET = 32e9
+CPU_BYTE_BUDGET = 512 << 20
+"""The two smallest workloads of every problem stay this small, so the CPU suite can run each reference.
+
+A budget of work, not of seconds: the same reference took 1 s on a CPU with native bf16 and 12 s on one
+without, and a wall-clock bound failed on the slower CI machine while the catalogue had not changed."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smallest_workloads_fit_the_cpu_budget(name: str) -> None:
+    from solforge.sandbox.sol.counting import counts_for_workloads
+
+    p = problem(name)
+    smallest = sorted(p.workloads, key=lambda w: footprint(p, w))[:2]
+    counts = counts_for_workloads(p, [w.uuid for w in smallest])
+    for w in smallest:
+        c = counts[w.uuid]
+        flops = sum(c.tensor_core_flops.values()) + c.other_flops
+        assert flops <= CPU_FLOP_BUDGET, f"{name} {w.axes}: {flops / 1e9:.1f} GFLOP, over the CPU budget"
+        assert c.bytes <= CPU_BYTE_BUDGET, f"{name} {w.axes}: {c.bytes / 2**20:.0f} MiB, over the CPU budget"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_runs_on_cpu_with_sane_outputs(name: str) -> None:
     p = problem(name)
@@ -166,10 +187,7 @@ def test_reference_runs_on_cpu_with_sane_outputs(name: str) -> None:
     for index, w in enumerate(smallest):
         sizes = d.resolve_axes(w.axes)
         inputs = generate_inputs(d, w, sizes, device="cpu", seed_or_generator=1234, problem_folder=p.folder)
-        start = time.perf_counter()
         outputs = run_reference(p, module, inputs)
-        elapsed = time.perf_counter() - start
-        assert elapsed < 5.0, f"{name} {w.axes}: reference took {elapsed:.1f}s on the CPU"
         assert len(outputs) == len(d.outputs)
         for (out_name, spec), out in zip(d.outputs.items(), outputs, strict=True):
             where = f"{name} {w.axes} output {out_name}"
@@ -211,6 +229,10 @@ reference's error to half of it therefore accepts every kernel at least as accur
 
 _UPCAST = (torch.float32, torch.float16, torch.bfloat16)
 
+CPU_HAS_NATIVE_BF16 = torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+"""Whether oneDNN runs bf16 here (AVX-512 and up). Without it ATen's fallback kernels serve bf16, and some
+round partial sums to bf16 (CI once ran on such a CPU: three convolution backwards failed only there)."""
+
 
 def upcast(value: Any) -> Any:
     """fp32/fp16/bf16 tensors in float64; quantised (fp8/fp4), integer and scalar inputs unchanged."""
@@ -238,6 +260,11 @@ def test_tolerance_is_justified_against_fp64(name: str) -> None:
 
     p = problem(name)
     d = p.definition
+    if "conv" in d.op_type and "backward" in d.op_type and not CPU_HAS_NATIVE_BF16:
+        pytest.skip(
+            "this CPU has no native bf16 kernels: its convolution backward sums overlapping patches in bf16 "
+            "(col2im), which no GPU does, so the reference's own error here says nothing about the tolerance"
+        )
     module = load_reference_module(d)
     w = min(p.workloads, key=lambda w: footprint(p, w))
     tol = w.effective_tolerance

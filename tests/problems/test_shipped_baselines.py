@@ -113,3 +113,40 @@ def test_run_references_measures_baselines_into_a_table_and_a_csv(tmp_path: Path
     with (tmp_path / "again.csv").open() as f:
         again = list(csv.DictReader(f))
     assert [(r["workload"], r["eager_ms"]) for r in again] == [(r["workload"], r["eager_ms"]) for r in lines]
+
+
+def test_recount_corrects_t_sol_on_datasheet_rows_and_keeps_the_measurements(tmp_path: Path) -> None:
+    """run_references.py --recount: after a byte model is corrected, a run's T_SOL, bound and checks follow
+    today's counts on the datasheet it was scored with; latencies and baselines stay as measured, and a row
+    scored on a calibration (the measuring machine's) is left alone."""
+    import csv
+    import subprocess
+    import sys
+
+    from solforge.sandbox.sol.counting import counts_for_workloads
+    from solforge.sandbox.sol.hardware import datasheet_peaks, match_spec
+    from solforge.sandbox.sol.score import sol_time
+
+    root = Path(__file__).resolve().parents[2]
+    problem = load_problem("gemma2_2b_embedding_tp8")
+    first, second = problem.workloads[-2:]
+    stale = {"latency_ms": 0.3, "baseline_latency_ms": 0.02, "sol_latency_ms": 0.03, "sol_bound": "memory",
+             "sol_score": 0.0, "eager_ms": 0.3, "compiled_ms": 0.02, "status": "PASSED", "log": ""}
+    rows = [{"uuid": first.uuid, "axes": first.axes, **stale, "peak_source": "datasheet:H200"},
+            {"uuid": second.uuid, "axes": second.axes, **stale, "peak_source": "calibrated:NVIDIA H200"}]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"results": [{"problem": problem.name, "workloads": rows}]}))
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "catalogue" / "run_references.py"), "--recount",
+         "--out", str(run), "--csv", str(tmp_path / "run.csv")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "1 row(s) changed" in done.stderr
+    fixed, kept = json.loads(run.read_text())["results"][0]["workloads"]
+    expected = sol_time(counts_for_workloads(problem, [first.uuid])[first.uuid], datasheet_peaks(match_spec("H200")))
+    assert fixed["sol_latency_ms"] == pytest.approx(expected.t_sol_ms) and fixed["sol_latency_ms"] != 0.03
+    assert fixed["sol_score"] > 0 and fixed["baseline_latency_ms"] == 0.02 and fixed["latency_ms"] == 0.3
+    assert kept == rows[1]
+    with (tmp_path / "run.csv").open() as f:
+        by_uuid = {r["workload"]: r for r in csv.DictReader(f)}
+    assert float(by_uuid[first.uuid]["t_sol_ms"]) == pytest.approx(expected.t_sol_ms)
+    assert "faster_than_sol" not in by_uuid[first.uuid]["checks"]
