@@ -19,14 +19,13 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import solforge.problems as problems_package
 from solforge.problems import Definition, Performance, Solution, SourceFile, Workload, reference_solution
+from solforge.problems.files import write_text_atomic
 
 from .api import BaselineRecord
 from .sol.counting import SHIPPED_COUNTS
@@ -134,13 +133,9 @@ class BaselineStore:
     def put(self, record: BaselineRecord) -> None:
         """Keep a new measurement in this machine's cache (atomically) and in :attr:`measured`."""
         self.measured.append(record)
-        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         data = self._read_cache()
         data[record.key] = record.model_dump(mode="json", exclude={"source"})
-        fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-        os.replace(tmp, self.cache_file)
+        write_text_atomic(self.cache_file, json.dumps(data, indent=1))
 
 
 def baseline_solutions(definition: Definition) -> dict[str, Solution]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable
 from importlib.metadata import version
@@ -32,6 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from solforge.problems.errors import SolforgeError
+from solforge.problems.files import write_text_atomic
 from solforge.problems.load import describe_validation_error
 from solforge.tools.base import DEFAULT_MAX_CHARS, MAX_MAX_CHARS, ToolContext, ToolServices, clip
 from solforge.tools.registry import ToolSpec
@@ -164,10 +164,7 @@ def tool_schemas(specs: list[ToolSpec]) -> Schemas:
         for spec in specs
     }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(schemas))
-        tmp.replace(path)
+        write_text_atomic(path, json.dumps(schemas))
     except OSError as exc:
         log.debug("tool schema cache not written: %s", exc)
     return schemas

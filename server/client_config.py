@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from solforge.problems import config
+from solforge.problems.files import write_text_atomic
 
 SERVER_NAME = "solforge"
 TOOL_TIMEOUT_MS = 180_000
@@ -54,11 +55,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def _entry(client: Literal["claude", "cursor"], http: str | None) -> dict[str, Any]:

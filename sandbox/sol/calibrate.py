@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from solforge.problems import config
+from solforge.problems.files import write_text_atomic
 
 from .hardware import GpuHealth, check_health, detect_gpu, gpu_slug, match_spec
 
@@ -116,12 +117,8 @@ def load_calibration(gpu_name: str, calibration_dir: Path) -> Calibration | None
 
 def save_calibration(calibration: Calibration, calibration_dir: Path) -> Path:
     """Write ``calibration`` where :func:`load_calibration` looks (atomically); return the path."""
-    calibration_dir.mkdir(parents=True, exist_ok=True)
     path = calibration_path(calibration.gpu_name, calibration_dir)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(calibration.model_dump_json(indent=2) + "\n")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, calibration.model_dump_json(indent=2) + "\n")
 
 
 # -- measuring ---------------------------------------------------------------------------------------

@@ -10,14 +10,13 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
-import threading
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from solforge.problems.definition import Definition
+from solforge.problems.files import write_text_atomic
 
 from .cost_rules import COUNTING_VERSION, Tally
 from .tracing import is_tensor
@@ -75,11 +74,8 @@ def _stored_tally(folder: Path | None, key: str) -> Tally | None:
 def _store_tally(folder: Path | None, key: str, tally: Tally) -> None:
     if folder is None:
         return
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"  # judges on one host share the folder
-        tmp.write_text(json.dumps(tally_to_json(tally), sort_keys=True))
-        tmp.replace(folder / f"{key}.json")  # atomic: a reader sees a whole file or none
+    with contextlib.suppress(OSError):  # judges on one host share the folder
+        write_text_atomic(folder / f"{key}.json", json.dumps(tally_to_json(tally), sort_keys=True))
 
 
 SHIPPED_COUNTS = "sol_counts.jsonl"

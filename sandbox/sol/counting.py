@@ -97,6 +97,7 @@ from solforge.problems import expr
 from solforge.problems.definition import Definition, TensorSpec
 from solforge.problems.dtypes import DType
 from solforge.problems.errors import SolforgeError
+from solforge.problems.files import write_text_atomic
 from solforge.problems.workload import Workload
 
 from .cost_rules import (
@@ -450,11 +451,8 @@ def counts_for_workloads(problem: Problem, uuids: Sequence[str], *, cache_dir: P
 
 def save_counts(path: Path, counts: Mapping[str, SolCounts]) -> None:
     """Write counts keyed by workload uuid as one JSON object (atomically)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {uuid: c.model_dump(mode="json") for uuid, c in counts.items()}
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def load_counts(path: Path) -> dict[str, SolCounts]:
