@@ -1,10 +1,26 @@
-"""Shared fixtures and the gpu marker: GPU tests skip cleanly when no CUDA device is visible."""
+"""The test suite's root: the gpu marker, and the fixtures every tier shares.
+
+The suite is in three tiers, each a folder that mirrors the packages it tests:
+
+- ``tests/unit``: the logic, in this process. No child process, no server, no compiler: the judge talks
+  to in-process candidates (``support/in_process_judge.py``) and the ledger is a throwaway SQLite file.
+  Run it while you work: ``pytest tests/unit`` (about a minute).
+- ``tests/integration``: the real parts together: judge and candidate processes, builds with nvcc and the
+  CuTe DSL, confinement, the exploit corpus, PostgreSQL, the whole catalogue.
+- ``tests/e2e``: solforge as users and clients see it: the MCP server over stdio and HTTP with the SDK's
+  client, the Inspector and Claude Code, the command line, a swarm run.
+
+``tests/support`` holds what the tiers share (helpers and fixture plugins); ``tests/data`` the problem and
+solution files they read. GPU tests are marked ``gpu`` and skip cleanly where no CUDA device is visible.
+"""
 
 from __future__ import annotations
 
 import functools
 
 import pytest
+
+pytest_plugins = ["support.ledger_fixtures", "support.tool_fixtures"]
 
 
 @functools.cache

@@ -37,7 +37,7 @@ for step in ${steps//,/ }; do
 echo "== $step ($(date +%T))"
 case "$step" in
   tests)
-    timeout 560 python3 -m pytest -q -m gpu tests/sandbox/test_warm_judge_gpu.py tests/exploits/test_bad_input.py \
+    timeout 560 python3 -m pytest -q -m gpu tests/integration/sandbox/test_warm_judge_gpu.py tests/integration/exploits/test_bad_input.py \
       -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
     tail -n 25 "$OUT/gpu_tests.log" ;;
   turnaround)
@@ -54,10 +54,10 @@ case "$step" in
     timeout 500 python3 benchmarks/build/bench_pch.py --out "$OUT/build_pch.json" > "$OUT/build_pch.log" 2>&1
     tail -n 3 "$OUT/build_pch.log" ;;
   corpus)
-    timeout 250 python3 -m pytest -q -m gpu tests/exploits/test_exploit_corpus.py -p no:cacheprovider \
+    timeout 250 python3 -m pytest -q -m gpu tests/integration/exploits/test_exploit_corpus.py -p no:cacheprovider \
       -k "persisting_l2 or launch_once or got_patch or low_precision_accumulate" > "$OUT/corpus_new.log" 2>&1
     tail -n 15 "$OUT/corpus_new.log"
-    timeout 320 python3 -m pytest -q -m gpu tests/exploits/test_exploit_corpus.py -p no:cacheprovider \
+    timeout 320 python3 -m pytest -q -m gpu tests/integration/exploits/test_exploit_corpus.py -p no:cacheprovider \
       > "$OUT/corpus_all.log" 2>&1
     tail -n 25 "$OUT/corpus_all.log" ;;
   defences)
@@ -76,7 +76,7 @@ case "$step" in
     timeout 330 python3 benchmarks/gpu/mcp_loop.py --workloads 2 --out "$OUT/mcp_loop.json" > "$OUT/mcp_loop.log" 2>&1
     tail -n 3 "$OUT/mcp_loop.log" ;;
   quick)
-    timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_candidate_affinity.py \
+    timeout 200 python3 -m pytest -q -m gpu tests/integration/sandbox/test_candidate_affinity.py \
       -p no:cacheprovider > "$OUT/quick_tests.log" 2>&1
     tail -n 6 "$OUT/quick_tests.log" ;;
   profile)
@@ -85,7 +85,7 @@ case "$step" in
     timeout 120 python3 benchmarks/gpu/profile_languages.py --tool cupti --languages pytorch triton \
       --out "$OUT/profile_cupti.json" > "$OUT/profile_cupti.log" 2>&1
     tail -n 3 "$OUT/profile_cupti.log"
-    timeout 200 python3 -m pytest -q -m gpu tests/sandbox/test_profiling_gpu.py -p no:cacheprovider \
+    timeout 200 python3 -m pytest -q -m gpu tests/integration/sandbox/test_profiling_gpu.py -p no:cacheprovider \
       > "$OUT/profile_tests.log" 2>&1
     tail -n 4 "$OUT/profile_tests.log" ;;
   catalogue)

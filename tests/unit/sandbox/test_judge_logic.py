@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from in_process_judge import evaluate_in_process, judge_state, python_solution, workloads_of
+from support.in_process_judge import evaluate_in_process, judge_state, python_solution, workloads_of
 
 from solforge.problems import Status, load_problem, reference_solution
 from solforge.sandbox.judge.state import REPEAT_TIMEOUT_S
