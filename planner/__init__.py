@@ -16,29 +16,20 @@ On many hosts, point every process at one PostgreSQL database: the server with
 ``Ledger.open("postgresql://...")`` and one ``solforge worker --db postgresql://... [--gpus 0,1]``
 per GPU host (:func:`solforge.server.cli_worker.run_worker_cli`).
 
-The modules
------------
-::
+The packages
+------------
+Dependencies point one way: ``workers`` use the ``ledger``; ``swarm`` and ``report`` use both; the ledger
+uses neither. ::
 
-    ledger.py       the Ledger: opening, agents and jobs; it is made of ledger_results.py
-                    (submissions, leaderboards, standings), ledger_operations.py (queue statistics,
-                    GPUs, workers, events) and ledger_async.py (the *_async twins), which share
-                    _ledger_common.py (limits, token hashing, rows to views)
-    _db.py, _sql.py, tables.py, migrations/, queries.sql
-                    the connector (SQLite or PostgreSQL), the tables, alembic migrations, the SQL
-    queue.py        claiming, leasing, fairness, retries and recording, as transactions
-    changes.py      a process-local signal that the ledger changed, so waiters wake at once
-    models.py, errors.py
-                    the typed views the ledger returns, and its exceptions
-    contract.py     what a worker and a runner agree on (JobSpec, JobResult, Heartbeat, JobRunner)
-    worker.py       the Worker: its slot, compile and maintenance threads, claiming and heartbeats;
-                    worker_jobs.py does the rest for a running job (the GPU-lease gate, claim
-                    renewals, the record of how it ended)
-    runners.py      SandboxRunner (warm judges per slot) and SubprocessRunner (any child process)
-    gpus.py         slots: GPUs found through NVML, or CPU slots; their health checks
-    local_eval.py   ``solforge eval`` handing its job to a running local worker
+    ledger/         the shared record: the Ledger facade, its connector (SQLite or PostgreSQL), the tables,
+                    alembic migrations and the named SQL, the queue (claims, leases, fairness, retries),
+                    the typed views it returns and the *_async twins (its map: ledger/__init__.py)
+    workers/        what runs jobs: the Worker and its job handling, the runner contract, the runners
+                    (warm judges per slot, or any child process), GPU and CPU slots with their health
+                    checks, and ``solforge eval`` handing its job to a running local worker
     swarm/          the swarm: policy, launchers, supervision, the live view
     report/         the self-contained HTML report
+    errors.py       the ledger's exceptions (their root is solforge.problems.errors.SolforgeError)
     testing.py      test support: a fake evaluation process and a throwaway PostgreSQL
 
 ``solforge worker`` itself is :mod:`solforge.server.cli_worker`.
@@ -89,7 +80,6 @@ Events
 
 from __future__ import annotations
 
-from .contract import Heartbeat, JobResult, JobRunner, JobSpec
 from .errors import (
     AgentExists,
     AgentNotFound,
@@ -100,9 +90,8 @@ from .errors import (
     LedgerIntegrityError,
     LedgerUnavailable,
 )
-from .gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
 from .ledger import DEFAULT_MAX_ATTEMPTS, Ledger
-from .models import (
+from .ledger.models import (
     TERMINAL_STATUSES,
     AgentCredentials,
     AgentHistory,
@@ -125,8 +114,10 @@ from .models import (
     SubmissionView,
     WorkerView,
 )
-from .runners import SandboxRunner, SubprocessRunner
-from .worker import Worker, WorkerConfig
+from .workers.contract import Heartbeat, JobResult, JobRunner, JobSpec
+from .workers.gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
+from .workers.runners import SandboxRunner, SubprocessRunner
+from .workers.worker import Worker, WorkerConfig
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",

@@ -15,7 +15,7 @@
 ledger raises for those; it is defined in :mod:`solforge.problems.errors`, so that the tools need not
 import the ledger to name it.
 
-SQLAlchemy and driver errors are translated once, in :mod:`solforge.planner._db`, with the
+SQLAlchemy and driver errors are translated once, in :mod:`solforge.planner.ledger.db`, with the
 original kept as ``__cause__``.
 """
 

@@ -38,10 +38,10 @@ from typing import Any
 from solforge.problems import Solution
 from solforge.sandbox.api import BuildReport, EvalOptions, EvalReport, EvalRequest
 
-from .contract import Heartbeat, JobResult, JobRunner, JobSpec
 from .errors import LedgerError
 from .ledger import Ledger
-from .runners import SubprocessRunner
+from .workers.contract import Heartbeat, JobResult, JobRunner, JobSpec
+from .workers.runners import SubprocessRunner
 
 __all__ = [
     "FAKE_JOB_SCRIPT",
@@ -208,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
 
-    from .gpus import Slot
-    from .worker import Worker, WorkerConfig
+    from .workers.gpus import Slot
+    from .workers.worker import Worker, WorkerConfig
 
     logging.basicConfig(
         stream=sys.stderr,

@@ -133,7 +133,7 @@ def _evaluator(args: argparse.Namespace, err: Any) -> Any:
 
     if args.no_worker or args.gpu is not None or args.compile_only or args.submission:
         return evaluate
-    from solforge.planner.local_eval import find_local_worker, ledger_url_label, run_on_worker
+    from solforge.planner.workers.local_eval import find_local_worker, ledger_url_label, run_on_worker
     from solforge.problems import config
 
     slot_kind = {"cuda": "cuda", "cpu": "cpu"}.get(args.device)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from solforge.planner import JobRunner, Ledger, LedgerError, Worker, WorkerConfig
-from solforge.planner.gpus import HealthCheck
+from solforge.planner.workers.gpus import HealthCheck
 
 __all__ = ["run_worker_cli"]
 

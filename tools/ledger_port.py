@@ -23,7 +23,7 @@ from .errors import JobNotFound, ServiceUnavailable
 
 if TYPE_CHECKING:
     from solforge.planner import Ledger
-    from solforge.planner.models import JobProgress, JobView, WorkerView
+    from solforge.planner.ledger.models import JobProgress, JobView, WorkerView
     from solforge.problems import Problem, Solution
     from solforge.sandbox.api import BuildReport, EvalReport, ProfileRequest
 

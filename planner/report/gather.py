@@ -33,10 +33,10 @@ from sqlalchemy.engine import make_url
 from solforge.problems.errors import SolforgeError
 from solforge.sandbox.sol.score import geomean_or_none
 
-from .._db import Tx, resolve_db_url
-from .._sql import parse_queries
 from ..ledger import Ledger
-from ..models import GpuView
+from ..ledger.db import Tx, resolve_db_url
+from ..ledger.models import GpuView
+from ..ledger.sql import parse_queries
 from .models import (
     AgentSummary,
     Headline,

@@ -1,4 +1,4 @@
--- The report's read-only SQL, in the format of solforge/planner/queries.sql (see its header).
+-- The report's read-only SQL, in the format of solforge/planner/ledger/queries.sql (see its header).
 -- Every query reads only the ledger's own tables, so a report works on any ledger version that has
 -- them. :since and :until bound the window in UNIX seconds of the database's clock.
 

@@ -1,4 +1,4 @@
--- The swarm planner's named queries (same format and tokens as solforge/planner/queries.sql).
+-- The swarm planner's named queries (same format and tokens as solforge/planner/ledger/queries.sql).
 
 -- insert_swarm_run --
 -- Start a run.

@@ -238,7 +238,7 @@ class Swarm:
     def _start_worker(self) -> None:
         if self.config.workers != "local":
             return
-        from ..worker import Worker
+        from ..workers.worker import Worker
 
         self.worker = Worker(
             self.ledger,

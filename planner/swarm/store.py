@@ -1,6 +1,6 @@
 """The swarm's state in the ledger: runs, their agents, assignments, stop requests and usage.
 
-Everything a run knows lives in the ledger's ``swarm_*`` tables (:mod:`solforge.planner.tables`),
+Everything a run knows lives in the ledger's ``swarm_*`` tables (:mod:`solforge.planner.ledger.tables`),
 so ``solforge swarm status|stop|resume`` work from any process that can open the ledger, and a
 crashed planner loses nothing. Every change that matters is also appended to the ledger's event
 log (kinds ``swarm.*``) in the same transaction.
@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import RowMapping, TextClause, text
 
-from .._db import Tx, default_ledger_path, resolve_db_url
-from .._sql import parse_queries
 from ..errors import LedgerError
 from ..ledger import Ledger
-from ..queue import event
+from ..ledger.db import Tx, default_ledger_path, resolve_db_url
+from ..ledger.queue import event
+from ..ledger.sql import parse_queries
 
 __all__ = [
     "AgentState",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from solforge.planner.models import JobProgress
+from solforge.planner.ledger.models import JobProgress
 from solforge.problems import FormatError, ProblemNotFound
 from solforge.sandbox.api import BuildReport, EvalReport
 from solforge.tools.base import ToolServices

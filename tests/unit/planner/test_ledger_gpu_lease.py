@@ -12,7 +12,7 @@ from support.ledger_helpers import assert_no_overlapping_leases
 
 from solforge.planner import HealthReport, JobResult, JobSpec, Ledger, Slot, Worker, WorkerConfig
 from solforge.planner.testing import InstantRunner, fake_request
-from solforge.planner.worker import default_lanes_per_gpu
+from solforge.planner.workers.worker import default_lanes_per_gpu
 from solforge.sandbox.api import BaselineRecord
 
 

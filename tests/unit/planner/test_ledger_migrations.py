@@ -1,4 +1,4 @@
-"""The migrations build exactly the schema of solforge.planner.tables, on both backends."""
+"""The migrations build exactly the schema of solforge.planner.ledger.tables, on both backends."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from solforge.planner import Ledger, LedgerError
-from solforge.planner._db import _alembic_config, current_revision, head_revision
-from solforge.planner.tables import metadata
+from solforge.planner.ledger.db import _alembic_config, current_revision, head_revision
+from solforge.planner.ledger.tables import metadata
 
 
 def _diff(ledger: Ledger) -> list[object]:
@@ -77,7 +77,7 @@ def test_the_event_log_is_append_only(db_url: str) -> None:
 
 
 def test_the_head_constant_names_the_newest_migration() -> None:
-    from solforge.planner.migrations import HEAD_REVISION
+    from solforge.planner.ledger.migrations import HEAD_REVISION
 
     assert head_revision() == HEAD_REVISION
 

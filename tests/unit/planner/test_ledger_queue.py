@@ -8,8 +8,8 @@ import uuid
 from typing import Any
 
 from solforge.planner import Ledger
-from solforge.planner import queue as q
-from solforge.planner._db import Tx
+from solforge.planner.ledger import queue as q
+from solforge.planner.ledger.db import Tx
 from solforge.planner.testing import fake_request
 
 LEASE_S = 30.0

@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy.exc as sa_exc
 
 from solforge.planner import LedgerError, LedgerIntegrityError, LedgerUnavailable
-from solforge.planner._db import default_ledger_path, map_db_error, resolve_db_url
-from solforge.planner._sql import DIALECTS, load_queries, parse_queries
+from solforge.planner.ledger.db import default_ledger_path, map_db_error, resolve_db_url
+from solforge.planner.ledger.sql import DIALECTS, load_queries, parse_queries
 
 
 def test_every_query_exists_for_both_backends_with_tokens_replaced() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from solforge.planner import Ledger, LedgerError
-from solforge.planner._db import resolve_db_url
+from solforge.planner.ledger.db import resolve_db_url
 from solforge.planner.swarm import LauncherConfig, Limits, Swarm, SwarmConfig, SwarmError, SwarmStore
 from solforge.planner.swarm.launchers import check_launcher
 from solforge.planner.swarm.mcp_server import server_command

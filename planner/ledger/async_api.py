@@ -12,10 +12,7 @@ import anyio.to_thread
 from solforge.problems import Solution
 from solforge.sandbox.api import EvalReport, EvalRequest
 
-from ._ledger_common import (
-    DEFAULT_MAX_ATTEMPTS,
-    LedgerPart,
-)
+from .common import DEFAULT_MAX_ATTEMPTS, LedgerPart
 from .models import (
     AgentHistory,
     AgentView,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .models import SlotKind
+from ..ledger.models import SlotKind
 
 __all__ = [
     "TEMPERATURE_LIMIT_C",

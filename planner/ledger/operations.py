@@ -4,26 +4,11 @@ from __future__ import annotations
 
 import json
 
+from ..errors import InvalidJobRequest, LedgerError
 from . import queue
-from ._db import Tx
-from ._ledger_common import (
-    LedgerPart,
-    _gpu_view,
-    _quantile,
-)
-from .errors import (
-    InvalidJobRequest,
-    LedgerError,
-)
-from .models import (
-    EventView,
-    GpuUtilisation,
-    GpuView,
-    LeaseView,
-    QueueStats,
-    WorkerView,
-    ts,
-)
+from .common import LedgerPart, _gpu_view, _quantile
+from .db import Tx
+from .models import EventView, GpuUtilisation, GpuView, LeaseView, QueueStats, WorkerView, ts
 
 __all__ = ["LedgerOperations"]
 

@@ -159,7 +159,7 @@ class SandboxRunner:
                 judge.close()
 
     def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
-        """Run one job; see :class:`~solforge.planner.contract.JobRunner`."""
+        """Run one job; see :class:`~solforge.planner.workers.contract.JobRunner`."""
         options = job.request.options
         updates: dict[str, object] = {}
         if options.cache_dir is None and self.cache_dir is not None:
@@ -287,7 +287,7 @@ class SubprocessRunner:
         self.stderr_tail_bytes = stderr_tail_bytes
 
     def run(self, job: JobSpec, heartbeat: Heartbeat, cancel: threading.Event) -> JobResult:
-        """Run one job; see :class:`~solforge.planner.contract.JobRunner`."""
+        """Run one job; see :class:`~solforge.planner.workers.contract.JobRunner`."""
         argv = list(self.argv(job))
         try:
             proc = subprocess.Popen(

@@ -19,7 +19,7 @@ The job itself runs through a pluggable :class:`JobRunner` (production: ``Sandbo
 ``SubprocessRunner``), which must stop promptly when its ``cancel`` event is set.
 
 This module holds the threads and their :class:`WorkerConfig`; what is done to a claim once its job
-runs (the lease gate, renewals, the record of how it ended) is :mod:`.worker_jobs`, and
+runs (the lease gate, renewals, the record of how it ended) is :mod:`.jobs`, and
 ``solforge worker`` is :mod:`solforge.server.cli_worker`.
 
 Faults
@@ -57,21 +57,12 @@ from typing import Any, Literal
 
 from solforge.sandbox.api import EvalRequest
 
-from . import queue
-from ._db import Tx
+from ..errors import LedgerError, LedgerIntegrityError
+from ..ledger import Ledger, queue
+from ..ledger.db import Tx
 from .contract import Heartbeat, JobResult, JobRunner, JobSpec, LeaseCancelled
-from .errors import LedgerError, LedgerIntegrityError
 from .gpus import HealthCheck, HealthReport, Slot, default_health_check, discover_slots
-from .ledger import Ledger
-from .worker_jobs import (
-    ActiveJob,
-    lease_gate,
-    renew_claims,
-    run_job,
-    settle_op,
-    with_known_baselines,
-    write_outcome,
-)
+from .jobs import ActiveJob, lease_gate, renew_claims, run_job, settle_op, with_known_baselines, write_outcome
 
 __all__ = [
     "Heartbeat",

@@ -41,8 +41,8 @@ from sqlalchemy.engine import make_url
 
 from solforge.problems import config
 
-from ._sql import load_queries
-from .errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
+from ..errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
+from .sql import load_queries
 
 __all__ = [
     "Connector",
@@ -388,7 +388,7 @@ def _migration_lock(connector: Connector, conn: Connection) -> Iterator[None]:
 def migrate(connector: Connector) -> str:
     """Bring the database to the newest schema; safe when many processes start at once.
 
-    Runs the packaged alembic migrations (``solforge/planner/migrations``; no alembic.ini needed)
+    Runs the packaged alembic migrations (``solforge/planner/ledger/migrations``; no alembic.ini needed)
     under a cross-process lock: a PostgreSQL advisory lock, or a lock file next to the SQLite file.
 
     Returns

@@ -1,6 +1,6 @@
 """The ledger's tables (SQLModel), the single source of truth for the schema.
 
-The migrations in :mod:`solforge.planner.migrations` create exactly this schema; a test compares
+The migrations in :mod:`solforge.planner.ledger.migrations` create exactly this schema; a test compares
 the migrated database with :data:`metadata`. Change a table here, then add a numbered migration.
 
 Conventions
@@ -11,7 +11,7 @@ Conventions
 - Ids handed to agents (job ids) are ``uuid4().hex``: unguessable, 32 hex characters.
 - JSON payloads are stored as text (``*_json``) so both backends store them the same way.
 - Status and kind columns are plain strings checked by CHECK constraints; their Python types are
-  the ``Literal`` aliases in :mod:`solforge.planner.models`.
+  the ``Literal`` aliases in :mod:`solforge.planner.ledger.models`.
 """
 
 from __future__ import annotations

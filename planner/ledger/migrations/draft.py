@@ -1,6 +1,6 @@
-"""Draft a migration with alembic's autogenerate (a developer's tool; see :mod:`solforge.planner.migrations`).
+"""Draft a migration with alembic's autogenerate (a developer's tool; see :mod:`solforge.planner.ledger.migrations`).
 
-Apart from the package, which :mod:`solforge.planner._db` imports for :data:`HEAD_REVISION`, because this needs
+Apart from the package, which :mod:`solforge.planner.ledger.db` imports for :data:`HEAD_REVISION`, because this needs
 ``_db`` itself.
 """
 
@@ -16,7 +16,7 @@ def draft(message: str, db_url: str) -> None:
     """
     from alembic import command
 
-    from .._db import Connector, _alembic_config, migrate, resolve_db_url
+    from ..db import Connector, _alembic_config, migrate, resolve_db_url
 
     connector = Connector(resolve_db_url(db_url))
     migrate(connector)

@@ -1,6 +1,6 @@
 """The job queue and GPU leases as transaction-level steps over the named queries.
 
-Each function runs inside one open :class:`~solforge.planner._db.Tx` and writes the events that
+Each function runs inside one open :class:`~solforge.planner.ledger.db.Tx` and writes the events that
 record what it changed in that same transaction, so the event log and the state never disagree.
 The :class:`~solforge.planner.Ledger` facade and the :class:`~solforge.planner.Worker` compose them.
 
@@ -28,7 +28,7 @@ from solforge.problems import Solution, Status
 from solforge.sandbox.api import BaselineRecord, EvalReport
 from solforge.sandbox.sol.score import counted_speedup, geomean_or_none
 
-from ._db import Tx
+from .db import Tx
 from .models import TERMINAL_STATUSES
 
 __all__ = [

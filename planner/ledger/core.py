@@ -15,18 +15,7 @@ from sqlalchemy import RowMapping
 from solforge.problems.config import agent_name_error
 from solforge.sandbox.api import EvalRequest
 
-from . import queue
-from ._db import Connector, ResolvedUrl, Tx, migrate, remove_temporary, resolve_db_url
-from ._ledger_common import (
-    DEFAULT_MAX_ATTEMPTS,
-    T,
-    _agent_view,
-    _job_view,
-    _problem_name,
-    hash_token,
-)
-from .changes import ChangeSignal
-from .errors import (
+from ..errors import (
     AgentExists,
     AgentNotFound,
     AuthenticationFailed,
@@ -34,18 +23,14 @@ from .errors import (
     JobNotFound,
     LedgerUnavailable,
 )
-from .ledger_async import LedgerAsync
-from .ledger_operations import LedgerOperations
-from .ledger_results import LedgerResults
-from .models import (
-    AgentCredentials,
-    AgentView,
-    JobKind,
-    JobView,
-    RunView,
-    SlotKind,
-    ts,
-)
+from . import queue
+from .async_api import LedgerAsync
+from .changes import ChangeSignal
+from .common import DEFAULT_MAX_ATTEMPTS, T, _agent_view, _job_view, _problem_name, hash_token
+from .db import Connector, ResolvedUrl, Tx, migrate, remove_temporary, resolve_db_url
+from .models import AgentCredentials, AgentView, JobKind, JobView, RunView, SlotKind, ts
+from .operations import LedgerOperations
+from .results import LedgerResults
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "Ledger", "hash_token"]
 
@@ -78,7 +63,7 @@ class Ledger(LedgerResults, LedgerOperations, LedgerAsync):
     the caller's agent name and raise :class:`JobNotFound` for an unknown id and for another
     agent's job alike. Leaderboards and submissions are public to every agent.
 
-    Times come from the database's clock (see :mod:`solforge.planner.tables`); ``timeout_s``
+    Times come from the database's clock (see :mod:`solforge.planner.ledger.tables`); ``timeout_s``
     arguments are measured on this process's monotonic clock.
     """
 

@@ -18,13 +18,12 @@ from typing import Any, Literal
 
 from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
 
-from . import queue
-from ._db import Tx
+from ..errors import LedgerError, LedgerIntegrityError
+from ..ledger import Ledger, queue
+from ..ledger.db import Tx
+from ..ledger.models import JobProgress
 from .contract import JobResult, JobRunner, JobSpec, LeaseCancelled
-from .errors import LedgerError, LedgerIntegrityError
 from .gpus import Slot
-from .ledger import Ledger
-from .models import JobProgress
 
 __all__ = [
     "ActiveJob",

@@ -1,10 +1,10 @@
-"""alembic's environment: always run on the connection :func:`solforge.planner._db.migrate` passes in."""
+"""alembic's environment: always run on the connection :func:`solforge.planner.ledger.db.migrate` passes in."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from solforge.planner.tables import metadata
+from solforge.planner.ledger.tables import metadata
 
 
 def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:

@@ -15,16 +15,9 @@ from sqlalchemy import RowMapping
 
 from solforge.sandbox.api import BuildReport, EvalReport
 
-from ._db import Tx
 from .changes import ChangeSignal
-from .models import (
-    AgentView,
-    GpuView,
-    JobView,
-    SubmissionView,
-    parse_progress,
-    ts,
-)
+from .db import Tx
+from .models import AgentView, GpuView, JobView, SubmissionView, parse_progress, ts
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "LedgerPart", "hash_token"]
 
@@ -159,7 +152,7 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 
 
 class LedgerPart:
-    """Base of the Ledger's parts (:mod:`.ledger_results`, ...): what :class:`~solforge.planner.ledger.Ledger`
+    """Base of the Ledger's parts (:mod:`.results`, ...): what :class:`~solforge.planner.ledger.Ledger`
     itself supplies to them."""
 
     if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from typing import Literal, Protocol
 
 from solforge.sandbox.api import BuildReport, EvalReport, EvalRequest
 
+from ..ledger.models import JobKind
 from .gpus import Slot
-from .models import JobKind
 
 __all__ = ["Heartbeat", "JobResult", "JobRunner", "JobSpec", "LeaseCancelled"]
 

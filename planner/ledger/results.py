@@ -5,27 +5,11 @@ from __future__ import annotations
 from solforge.problems import Definition, Solution
 from solforge.sandbox.api import EvalReport
 
+from ..errors import AgentNotFound, JobNotFound, LedgerError
 from . import queue
-from ._db import Tx
-from ._ledger_common import (
-    LedgerPart,
-    _agent_view,
-    _submission_view,
-    _summary_fields,
-)
-from .errors import (
-    AgentNotFound,
-    JobNotFound,
-    LedgerError,
-)
-from .models import (
-    AgentHistory,
-    AgentStanding,
-    JobSummary,
-    LeaderboardEntry,
-    ProblemStanding,
-    SubmissionView,
-)
+from .common import LedgerPart, _agent_view, _submission_view, _summary_fields
+from .db import Tx
+from .models import AgentHistory, AgentStanding, JobSummary, LeaderboardEntry, ProblemStanding, SubmissionView
 
 __all__ = ["LedgerResults"]
 

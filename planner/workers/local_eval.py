@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from solforge.problems import InfrastructureError
 from solforge.sandbox.api import EvalReport, EvalRequest
 
-from ._db import default_ledger_path
-from .ledger import Ledger
-from .models import JobView, SlotKind, WorkerView
+from ..ledger import Ledger
+from ..ledger.db import default_ledger_path
+from ..ledger.models import JobView, SlotKind, WorkerView
 
 __all__ = ["CLI_AGENT", "LIVE_HEARTBEAT_S", "LocalWorker", "find_local_worker", "ledger_url_label", "run_on_worker"]
 
