@@ -1,6 +1,21 @@
 """Problem formats (SOL-ExecBench / FlashInfer-Trace compatible), the bundled catalogue and its tooling.
 
-Nothing here imports torch at module level: the MCP server reads problems without loading it.
+Nothing here imports torch at module level: the MCP server reads problems without loading it. Every other
+package depends on this one, and it depends on none of them. ::
+
+    definition.py, workload.py, solution.py, trace.py
+                    the four file formats (base.py: what they share; dtypes.py: the dtypes a definition names)
+    load.py         reading and writing problem folders and solution files, the catalogue's names
+    expr.py         the arithmetic of axes, constraints and speed-of-light overrides, evaluated safely
+    inputs.py, random_inputs.py
+                    seeded inputs for one workload: the descriptors, and the values of random ones
+    reference.py    executing a definition's reference source (trusted processes only)
+    config.py       every SOLFORGE_* setting, the cache folder and the agent-name rule, read in one place
+    errors.py       the one exception family (SolforgeError and its children)
+    files.py        atomic file writes, for caches that several processes share
+    catalogue/      the bundled problems; generator/ makes them from model configs, baselines/ ships their
+                    measured baselines and speed-of-light counts
+    importers/      SOL-ExecBench folders, FlashInfer-Trace sets and KernelBench files, and the exporter
 """
 
 from .definition import Axis, Category, ConstAxis, Definition, ExprAxis, SolOverride, TensorSpec, VarAxis
