@@ -8,12 +8,13 @@ build key is a hash of the sources, flags, toolchain and target, so nothing cros
 solution). Only regular files are copied, never links, and a cache above :data:`MAX_BYTES` is not
 kept.
 
-The judge's baseline processes get no kept cache. A candidate may submit the reference's exact source and so
-share its build key, and a cache kept for the candidate could then plant code for the baseline. Nor is a
-baseline's own cache kept: a compiled baseline's inductor cache restored into another process's home failed
-(H200, 2026-12-04). Inductor's autotuning cache is keyed by the absolute path of each generated kernel in the
-first process's home, so the second process's autotuning tried to write there (``PermissionError`` under
-Landlock), and its compiled variant was not timed.
+The judge keeps the caches of its baseline processes the same way (the reference under torch.compile:
+inductor's graphs and Triton's kernels, 2-40 s per problem to build on the H200), but under
+``trusted-<build key>`` (:func:`kept_key`). A candidate may submit the reference's exact source and so share
+its build key; were their caches kept under one name, it could plant code for the baseline's next process.
+The compiled baseline keeps no autotuning choices (``sandbox.baseline``): inductor keys them by the absolute
+path of each kernel in the process that generated it, so a restored graph made the next process autotune
+into the first one's home (``PermissionError`` under Landlock, H200, 2026-12-04).
 
 A restore lands in a process that is already running: a spare has started Triton's CUDA driver, whose
 helper module it built into the same cache folder and mapped. A file that is already there is therefore
@@ -31,10 +32,12 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["MAX_BYTES", "restore", "save"]
+__all__ = ["MAX_BYTES", "TRUSTED_PREFIX", "kept_key", "restore", "save"]
 
 MAX_BYTES = 512 * 1024**2
 """A solution's kept JIT cache is at most this large; a larger one is dropped (it is only a cache)."""
+TRUSTED_PREFIX = "trusted-"
+"""Names the kept caches of the judge's own processes (the reference timed as the baseline)."""
 _FOLDER = "jit-cache"
 """Where child_env.scrubbed_env points the JIT caches, under a process's home."""
 
@@ -74,6 +77,12 @@ def _copy_tree(source: Path, target: Path) -> bool:
                 with contextlib.suppress(FileNotFoundError):
                     partial.unlink()
     return True
+
+
+def kept_key(build_key: str, *, trusted: bool) -> str:
+    """The name a process's JIT cache is kept under: its build key, prefixed for the judge's trusted processes.
+    A build key is hex, so no candidate's cache can be kept under a trusted name."""
+    return TRUSTED_PREFIX + build_key if trusted and build_key else build_key
 
 
 def save(home: Path, cache_dir: Path, build_key: str) -> bool:

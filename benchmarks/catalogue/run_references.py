@@ -19,6 +19,16 @@ serves every problem: torch and CUDA load once, and each problem finds its proce
 per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04). The output file is
 rewritten after every problem, and a problem already in it is skipped, so a run cut short resumes.
 
+``--precompile-jobs N`` (with ``--cache-dir``) splits a GPU run into chunks (``--precompile-chunk``, 2N problems
+unless set), each in two passes. First, N problems at a time are evaluated in judges of their own, only so that
+the judge keeps each compiled reference's inductor graphs and Triton kernels (torch.compile once per workload
+shape was 72% of a catalogue problem's time on the H200, 2026-12-05: CPU work, which spreads over the host's
+cores). What those judges timed with the GPU shared is thrown away. Then one warm judge times the chunk alone
+on the GPU, as without the option: each compiled baseline loads its graphs rather than building them, and
+autotunes its kernels on an idle GPU (the baseline keeps no autotuning choice). A problem whose compiled
+variant still fails is measured once more with its kept caches dropped, so a bad cache costs time, never a
+baseline.
+
 ``--recount`` measures nothing: it rewrites ``--out`` and ``--csv`` with T_SOL, its bound and the SOL score
 counted again for every row scored on datasheet peaks, after a definition's FLOP or byte model was corrected
 (the baselines and latencies stay as measured).
@@ -35,6 +45,7 @@ import contextlib
 import csv
 import json
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -69,7 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, help="one row per evaluated workload (catalogue_<gpu>.csv)")
     parser.add_argument("--recount", action="store_true",
                         help="measure nothing: count T_SOL again for the rows of --out (datasheet peaks) and rewrite it")
+    parser.add_argument("--precompile-jobs", type=int, default=0,
+                        help="build each chunk's compiled baselines this many problems at a time first (needs --cache-dir)")
+    parser.add_argument("--precompile-chunk", type=int, help="problems per chunk (default: twice --precompile-jobs)")
     args = parser.parse_args(argv)
+    if args.precompile_jobs and args.cache_dir is None:
+        parser.error("--precompile-jobs needs --cache-dir (the compiled baselines are kept there for the timing pass)")
 
     previous = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results: list[dict] = previous.get("results", [])
@@ -88,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     judges = contextlib.ExitStack()
     judge = judges.enter_context(WarmJudge(device=args.device)) if args.jobs <= 1 else None
 
-    def one(name: str) -> tuple[dict, dict] | None:
-        if stop_at is not None and time.monotonic() > stop_at:
-            return None
+    def request(name: str, *, rounds: int, iterations: int, cache_dir: Path | None = args.cache_dir) -> EvalRequest:
         problem = load_problem(name)
         workloads = sorted(
             problem.workloads, key=lambda w: sum(problem.definition.resolve_axes(w.axes).values())
@@ -99,16 +113,27 @@ def main(argv: list[str] | None = None) -> int:
             workloads = workloads[: args.smallest]
         options = EvalOptions(
             workloads=[w.uuid for w in workloads],
-            rounds=args.rounds,
-            iterations=args.iterations,
+            rounds=rounds,
+            iterations=iterations,
             device=args.device,
             time_baseline=not args.no_baseline,
-            **({"cache_dir": args.cache_dir} if args.cache_dir is not None else {}),
+            **({"cache_dir": cache_dir} if cache_dir is not None else {}),
         )
+        return EvalRequest(problem=name, solution=reference_solution(problem.definition), options=options)
+
+    precompiled: set[str] = set()
+
+    def one(name: str) -> tuple[dict, dict] | None:
+        if stop_at is not None and time.monotonic() > stop_at:
+            return None
         started = time.perf_counter()
-        report = evaluate(
-            EvalRequest(problem=name, solution=reference_solution(problem.definition), options=options), judge=judge
-        )
+        report = evaluate(request(name, rounds=args.rounds, iterations=args.iterations), judge=judge)
+        if name in precompiled and any(b.compiled_error for b in report.baselines):
+            print(f"    {name}: the compiled baseline failed with kept caches; measured again in an empty cache",
+                  file=sys.stderr)
+            empty = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=args.cache_dir))
+            report = evaluate(request(name, rounds=args.rounds, iterations=args.iterations, cache_dir=empty),
+                              judge=judge)
         measured = {b.workload: b for b in report.baselines}
         # A baseline the judge took from the shipped table is not in the report: the table's record with the
         # same workload and T_b is the one it used.
@@ -132,9 +157,42 @@ def main(argv: list[str] | None = None) -> int:
         environment = report.traces[0].evaluation.environment.model_dump() if report.traces else {}
         return result, environment
 
+    def precompile(chunk: list[str]) -> None:
+        """Evaluate ``chunk`` ``--precompile-jobs`` problems at a time, for the compiled baselines' caches only."""
+        started = time.perf_counter()
+
+        def build(name: str) -> bool:
+            try:
+                return bool(evaluate(request(name, rounds=1, iterations=3)).baselines)
+            except Exception as exc:  # only a cache is lost: the timing pass compiles what is missing itself
+                print(f"    precompile of {name} failed: {exc}", file=sys.stderr)
+                return False
+
+        with ThreadPoolExecutor(max_workers=args.precompile_jobs) as builders:
+            kept = sum(builders.map(build, chunk))
+        forget_timings(args.cache_dir, chunk)
+        precompiled.update(chunk)
+        print(f"precompiled {kept}/{len(chunk)} problem(s)' baselines in {time.perf_counter() - started:.1f} s",
+              file=sys.stderr)
+
+    def answers(pool: ThreadPoolExecutor):
+        if not args.precompile_jobs:
+            yield from pool.map(one, names)
+            return
+        size = args.precompile_chunk or 2 * args.precompile_jobs
+        last_chunk_s = 0.0
+        for i in range(0, len(names), size):
+            if stop_at is not None and time.monotonic() + last_chunk_s > stop_at:
+                return  # a chunk started now would be cut short after paying for its precompile
+            started = time.monotonic()
+            chunk = names[i:i + size]
+            precompile(chunk)
+            yield from map(one, chunk)
+            last_chunk_s = time.monotonic() - started
+
     failures = 0
     with judges, ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for answer in pool.map(one, names):
+        for answer in answers(pool):
             if answer is None:
                 continue  # past the deadline: left for the next run
             result, environment = answer
@@ -160,6 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     left = [n for n in args.problems or catalogue_names() if n not in finished]
     print(f"{len(finished)} problem(s) done, {len(left)} left", file=sys.stderr)
     return 1 if failures else 0
+
+
+def forget_timings(cache_dir: Path, names: list[str]) -> None:
+    """Drop the baseline records of ``names`` that a judge kept in ``cache_dir``: a precompile pass measured them
+    with the GPU shared. The JIT caches it kept stay, for the timing pass."""
+    for name in names:
+        (cache_dir / "baselines" / f"{name}.json").unlink(missing_ok=True)
 
 
 CSV_COLUMNS = ("problem", "workload", "axes", "eager_ms", "compiled_ms", "baseline_ms", "t_sol_ms", "bound",

@@ -23,7 +23,9 @@
 #   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
 #               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
 #   catalogue   benchmarks/catalogue/run_references.py on every workload of the catalogue, resumed from the
-#               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv
+#               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv;
+#               chunks of PRECOMPILE_CHUNK problems (default 24) whose compiled baselines are built PRECOMPILE_JOBS
+#               (default 8) at a time first (PRECOMPILE_JOBS=0: one after another, compiling in the timing pass)
 #   gaps        launch_gaps_probe.py: eager PyTorch's two levels split into the first dispatch, the kernels and the
 #               gaps between them, with each process's CPU and its clock, and the GPU's SM clock
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
@@ -95,6 +97,7 @@ case "$step" in
     cp benchmarks/results/catalogue_h200_runs.json "$OUT/" 2>/dev/null
     cp problems/baselines/nvidia-h200.jsonl "$OUT/nvidia-h200.jsonl"
     timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 480 \
+      --precompile-jobs "${PRECOMPILE_JOBS:-8}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
       --out "$OUT/catalogue_h200_runs.json" --table "$OUT/nvidia-h200.jsonl" --csv "$OUT/catalogue_h200.csv" \
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
     tail -n 6 "$OUT/catalogue.log" ;;

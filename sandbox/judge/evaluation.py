@@ -77,6 +77,8 @@ class Judge(ProfileSteps):
         self.candidate: CandidateProcess | None = None
         self.processes: list[CandidateProcess] = []
         """Every process this evaluation took (candidate restarts and baselines); all go at the end."""
+        self.trusted_builds: dict[CandidateProcess, str] = {}
+        """The build key of each baseline process, whose JIT cache is kept when the evaluation ends."""
         self.load_failure: tuple[Status, str] | None = None
         self.static_warnings: list[str] = []
         self.build: BuildReport | None = None
@@ -157,8 +159,10 @@ class Judge(ProfileSteps):
             # Nothing was ready (spares still importing torch): the report says how long that cost.
             with self.phase("spare_wait"):
                 proc.wait_warm(CANDIDATE_START_TIMEOUT_S)
-        if build.cache_key and not trusted:  # a baseline's process starts with an empty cache (see jit_cache)
-            jit_cache.restore(self.cache_dir, build.cache_key, proc.home)
+        if build.cache_key:  # a baseline's process gets its own kind's cache, never a candidate's (see jit_cache)
+            jit_cache.restore(self.cache_dir, jit_cache.kept_key(build.cache_key, trusted=trusted), proc.home)
+            if trusted:
+                self.trusted_builds[proc] = build.cache_key
         answer, _ = proc.request(
             {"cmd": "load", "build": build.model_dump(mode="json"), "solution": solution.model_dump(mode="json"),
              "dps": solution.spec.destination_passing_style, "device": str(self.device), "trusted": trusted},
@@ -669,6 +673,14 @@ class Judge(ProfileSteps):
             return
         self.cleaned = True
         self.state.baseline_processes = len(self.baseline_timer.procs)
+        for proc in self.baseline_timer.procs.values():
+            # The compiled reference's inductor graphs and Triton kernels: the next baseline of this problem
+            # (another workload, another worker sharing the cache) loads them rather than compiling again.
+            key = self.trusted_builds.get(proc)
+            if key and proc.alive:
+                proc.close()
+                with contextlib.suppress(OSError):
+                    jit_cache.save(proc.home, self.cache_dir, jit_cache.kept_key(key, trusted=True))
         self.baseline_timer.close()
         if self.candidate is not None and self.build is not None and self.build.ok and self.build.cache_key:
             self.candidate.close()

@@ -150,3 +150,55 @@ def test_recount_corrects_t_sol_on_datasheet_rows_and_keeps_the_measurements(tmp
         by_uuid = {r["workload"]: r for r in csv.DictReader(f)}
     assert float(by_uuid[first.uuid]["t_sol_ms"]) == pytest.approx(expected.t_sol_ms)
     assert "faster_than_sol" not in by_uuid[first.uuid]["checks"]
+
+
+def _run_references_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "catalogue" / "run_references.py"
+    spec = importlib.util.spec_from_file_location("run_references", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_precompile_pass_drops_what_it_timed_and_keeps_its_compiled_caches(tmp_path: Path) -> None:
+    """What a precompile pass measured with the GPU shared goes; the kept graphs and kernels stay, and so does
+    every other problem's record."""
+    forget_timings = _run_references_module().forget_timings
+    cache = tmp_path / "cache"
+    kept = cache / "jit" / "trusted-abc" / "inductor" / "xy"
+    kept.mkdir(parents=True)
+    (kept / "graph.py").write_text("graph")
+    (cache / "baselines").mkdir()
+    for name in ("timed_here", "timed_before"):
+        (cache / "baselines" / f"{name}.json").write_text("{}")
+    forget_timings(cache, ["timed_here"])
+    assert sorted(p.name for p in (cache / "baselines").iterdir()) == ["timed_before.json"]
+    assert (kept / "graph.py").read_text() == "graph"
+
+
+@pytest.mark.slow
+def test_run_references_with_a_precompile_pass_measures_again_alone(tmp_path: Path) -> None:
+    """--precompile-jobs: the chunk's problems are evaluated in parallel first, then timed one by one; the table
+    holds the second pass's records (the first pass's were dropped), one per workload."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    names = ["qwen3_8b_rmsnorm", "command_r_35b_layernorm"]
+    table = tmp_path / "cpu.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "catalogue" / "run_references.py"), "--problems", *names,
+         "--smallest", "2", "--device", "cpu", "--rounds", "1", "--iterations", "3", "--precompile-jobs", "2",
+         "--out", str(tmp_path / "runs.json"), "--table", str(table), "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "precompiled 2/2 problem(s)' baselines" in done.stderr
+    records = [BaselineRecord.model_validate_json(line) for line in table.read_text().splitlines()]
+    assert sorted(r.problem for r in records) == sorted(names * 2)
+    runs = json.loads((tmp_path / "runs.json").read_text())["results"]
+    assert [r["problem"] for r in runs] == names
+    assert all(r["baselines"] and "baseline" in r["phases"] for r in runs)  # timed again in the second pass

@@ -51,6 +51,17 @@ def test_a_clean_cache_gets_compiled_and_eager_baselines_on_every_workload(
     for trace in report.traces:
         assert "was not timed" not in trace.evaluation.log
 
+    # Measured again from the graphs and kernels the judge kept for the compiled baseline: loading them replaces
+    # the compile, and the new process autotunes in its own home (a kept choice once wrote into the first's).
+    import shutil
+
+    shutil.rmtree(tmp_path / "cache" / "baselines")
+    again = evaluate(EvalRequest(problem=PROBLEM, solution=_solution("pytorch"),
+                                 options=EvalOptions(device="cuda", cache_dir=tmp_path / "cache")))
+    assert len(again.baselines) == len(problem.workloads)
+    assert all(r.compiled_ms and r.compiled_error is None for r in again.baselines), again.baselines
+    assert again.phases["baseline"] < report.phases["baseline"] / 2, (again.phases, report.phases)
+
 
 def test_a_candidate_may_use_torch_compile_on_every_workload(tmp_path: Path) -> None:
     code = ("import torch\n"

@@ -47,3 +47,12 @@ def test_a_restore_leaves_a_file_the_process_has_mapped_untouched(tmp_path: Path
     assert path.stat().st_ino == inode and path.read_bytes() == b"B" * 4096
     assert (home / "jit-cache" / "triton" / "hash2" / "kernel.cubin").read_bytes() == b"kernel"
     assert not list(home.rglob("*.part"))  # files are written beside their name and renamed into place
+
+
+def test_a_trusted_process_keeps_its_cache_under_a_name_no_candidate_can_have() -> None:
+    key = "ab" * 32
+    assert jit_cache.kept_key(key, trusted=False) == key
+    trusted = jit_cache.kept_key(key, trusted=True)
+    assert trusted.startswith(jit_cache.TRUSTED_PREFIX) and trusted != key
+    assert not set(trusted) <= set("0123456789abcdef")  # a build key is hex: never a trusted name
+    assert jit_cache.kept_key("", trusted=True) == ""  # no build key: nothing is kept
