@@ -28,6 +28,10 @@ on the GPU, as without the option: each compiled baseline loads its graphs rathe
 autotunes its kernels on an idle GPU (the baseline keeps no autotuning choice). A problem whose compiled
 variant still fails is measured once more with its kept caches dropped, so a bad cache costs time, never a
 baseline.
+On the H100 (2026-12-05) the pass gained nothing overall: 16 problems built 8 at a time took 154 s, and the
+timing pass still spent 6-65 s per problem in its baseline phase (dynamo traces every shape again, and inductor
+autotunes again on the idle GPU); a kept cache halved it for one problem's six smallest workloads (3.8 s
+against 8.1 s). So it is off unless asked for.
 
 ``--recount`` measures nothing: it rewrites ``--out`` and ``--csv`` with T_SOL, its bound and the SOL score
 counted again for every row scored on datasheet peaks, after a definition's FLOP or byte model was corrected

@@ -24,8 +24,8 @@
 #               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
 #   catalogue   benchmarks/catalogue/run_references.py on every workload of the catalogue, resumed from the
 #               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv;
-#               chunks of PRECOMPILE_CHUNK problems (default 24) whose compiled baselines are built PRECOMPILE_JOBS
-#               (default 8) at a time first (PRECOMPILE_JOBS=0: one after another, compiling in the timing pass)
+#               PRECOMPILE_JOBS=8 PRECOMPILE_CHUNK=24: each chunk's compiled baselines built 8 at a time first (off
+#               by default: no net gain on the H100, 2026-12-05, see benchmarks/results/h100-2026-12-05/)
 #   gaps        launch_gaps_probe.py: eager PyTorch's two levels split into the first dispatch, the kernels and the
 #               gaps between them, with each process's CPU and its clock, and the GPU's SM clock
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
@@ -97,7 +97,7 @@ case "$step" in
     cp benchmarks/results/catalogue_h200_runs.json "$OUT/" 2>/dev/null
     cp problems/baselines/nvidia-h200.jsonl "$OUT/nvidia-h200.jsonl"
     timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 480 \
-      --precompile-jobs "${PRECOMPILE_JOBS:-8}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
+      --precompile-jobs "${PRECOMPILE_JOBS:-0}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
       --out "$OUT/catalogue_h200_runs.json" --table "$OUT/nvidia-h200.jsonl" --csv "$OUT/catalogue_h200.csv" \
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
     tail -n 6 "$OUT/catalogue.log" ;;
