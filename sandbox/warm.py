@@ -27,13 +27,28 @@ from solforge.problems import InfrastructureError, Problem, Status, Trace
 from . import child_env, isolation
 from .api import EvalEvent, EvalReport, EvalRequest
 
-__all__ = ["JUDGE_GRACE_S", "JudgeProcess", "Outcome", "WarmJudge", "collect", "report_of"]
+__all__ = ["JUDGE_GRACE_S", "JudgeProcess", "Outcome", "WarmJudge", "collect", "judge_env", "report_of"]
 
 JUDGE_GRACE_S = 60.0
 """Slack on top of total_timeout_s before the judge itself is killed."""
 READY_TIMEOUT_S = 180.0
 """A warm judge that has not imported torch and found its device by then is broken."""
 _POLL_S = 0.1
+
+
+def judge_env(scratch: Path, *, device: str, gpu_index: int | None) -> dict[str, str]:
+    """The judge process's environment: the caller's (a trusted child), narrowed to the GPU it serves."""
+    env = child_env.trusted_child_env()
+    env["SOLFORGE_SCRATCH"] = str(scratch)
+    env["PYTHONUNBUFFERED"] = "1"
+    if gpu_index is not None:
+        # The slot's index is NVML's (PCI order); CUDA's default order is "fastest first", with ties in no
+        # promised order, so without this a judge of a multi-GPU host could open another slot's GPU.
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    elif device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
 
 
 class JudgeProcess:
@@ -53,13 +68,7 @@ class JudgeProcess:
 
     def __init__(self, scratch: Path, *, serve: bool, device: str = "auto", gpu_index: int | None = None) -> None:
         self.scratch = scratch
-        env = child_env.trusted_child_env()
-        env["SOLFORGE_SCRATCH"] = str(scratch)
-        env["PYTHONUNBUFFERED"] = "1"
-        if gpu_index is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
-        elif device == "cpu":
-            env["CUDA_VISIBLE_DEVICES"] = ""
+        env = judge_env(scratch, device=device, gpu_index=gpu_index)
         argv = [sys.executable, "-m", "solforge.sandbox.judge"]
         if serve:
             argv += ["--serve", "--device", device]

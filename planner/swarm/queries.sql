@@ -140,8 +140,8 @@ WHERE kind = 'worker.started' AND worker_id IN (
     WHERE a.run_id = :run_id)
 
 -- run_leases --
--- Every lease a run's jobs held, with its slot and its job's kind, for the run's summary.
-SELECT l.gpu_id, l.job_id, j.kind, l.acquired_at, COALESCE(l.released_at, $NOW) AS released_at
+-- Every lease a run's jobs held, with its slot and its job's kind and status, for the run's summary.
+SELECT l.gpu_id, l.job_id, j.kind, j.status, l.acquired_at, COALESCE(l.released_at, $NOW) AS released_at
 FROM lease AS l JOIN job AS j ON j.id = l.job_id JOIN swarm_agent AS a ON a.name = j.agent
 WHERE a.run_id = :run_id
 ORDER BY l.acquired_at, l.id

@@ -405,7 +405,8 @@ class SwarmStore:
         return int(row["n"]) if row is not None else 0
 
     def run_leases(self, run_id: str) -> list[dict[str, Any]]:
-        """Every lease a run's jobs held (gpu_id, job_id, kind, acquired_at, released_at: now while held)."""
+        """Every lease a run's jobs held (gpu_id, job_id, kind, status of the job, acquired_at, released_at: now
+        while held)."""
         return [dict(r) for r in self._run(lambda tx: tx.all("run_leases", run_id=run_id), write=False)]
 
     def run_lanes(self, run_id: str) -> dict[str, int]:

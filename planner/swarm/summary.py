@@ -15,10 +15,29 @@ from ..report.gather import gather
 from ..report.models import Headline
 from .store import SwarmStore
 
-__all__ = ["CHEATING_BEHAVIOURS", "SwarmSummary", "summarise_run"]
+__all__ = ["CHEATING_BEHAVIOURS", "SlotFigures", "SwarmSummary", "overlapping_leases", "slot_figures", "summarise_run"]
 
 CHEATING_BEHAVIOURS = frozenset({"cheating", "bad"})
 """Scripted behaviours whose submissions must never rank: a reward hack and a wrong answer."""
+
+
+class SlotFigures(BaseModel):
+    """One slot's share of a run (a GPU of a multi-GPU host): is every GPU kept as busy as the others?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slot: str
+    """The ledger's slot id, ``<host>/cuda:<index>``."""
+    leases: int
+    busy_s: float
+    """Seconds under lease."""
+    lease_utilisation: float | None = None
+    """``busy_s`` over the run's steady window."""
+    evaluations: int = 0
+    """Jobs finished ``done`` whose last lease was on this slot."""
+    evaluations_per_hour: float | None = None
+    overlapping_leases: int = 0
+    """Pairs of this slot's leases held at the same time (the ledger forbids it: must be 0)."""
 
 
 class SwarmSummary(BaseModel):
@@ -51,11 +70,50 @@ class SwarmSummary(BaseModel):
     """Slot jobs that finished ``done`` (each an evaluation on the GPU)."""
     evaluations_per_gpu_hour: float | None = None
     """``evaluations`` over the steady window's slot-hours."""
+    by_slot: list[SlotFigures] = []
+    """The same figures per slot, so an idle GPU of a multi-GPU host shows."""
+    overlapping_leases: int = 0
+    """Pairs of leases held at the same time on one slot, over all slots (must be 0)."""
     cheating_agents: list[str] = []
     """Agents whose behaviour (``behaviours``) writes cheats or wrong answers."""
     cheats_ranked: int | None = None
     """Leaderboard entries of those agents on the run's problems (should be 0); None without behaviours."""
     headline: Headline
+
+
+def overlapping_leases(leases: Sequence[dict]) -> int:
+    """Pairs of ``leases`` (one slot's) whose held intervals intersect; a lease released at the instant the
+    next one is acquired does not overlap it."""
+    spans = sorted((float(lease["acquired_at"]), float(lease["released_at"])) for lease in leases)
+    pairs = 0
+    for i, (_, released) in enumerate(spans):
+        for acquired, _ in spans[i + 1:]:
+            if acquired >= released:
+                break
+            pairs += 1
+    return pairs
+
+
+def slot_figures(leases: Sequence[dict], steady_s: float) -> list[SlotFigures]:
+    """Per-slot figures of a run's ``leases`` (rows of ``run_leases``) over a steady window of ``steady_s``."""
+    by_slot: dict[str, list[dict]] = {}
+    for lease in leases:
+        by_slot.setdefault(str(lease["gpu_id"]), []).append(lease)
+    last_slot: dict[str, str] = {}  # a done job counts once, where its last lease was
+    for lease in sorted(leases, key=lambda row: float(row["acquired_at"])):
+        if lease.get("status") == "done":
+            last_slot[str(lease["job_id"])] = str(lease["gpu_id"])
+    figures = []
+    for slot, held in sorted(by_slot.items()):
+        busy = sum(float(lease["released_at"]) - float(lease["acquired_at"]) for lease in held)
+        evaluations = sum(1 for s in last_slot.values() if s == slot)
+        figures.append(SlotFigures(
+            slot=slot, leases=len(held), busy_s=round(busy, 3),
+            lease_utilisation=round(min(1.0, busy / steady_s), 4) if steady_s > 0 else None,
+            evaluations=evaluations,
+            evaluations_per_hour=round(evaluations / (steady_s / 3600.0), 1) if steady_s > 0 else None,
+            overlapping_leases=overlapping_leases(held)))
+    return figures
 
 
 def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()) -> SwarmSummary:
@@ -84,6 +142,7 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
     busy = sum(by_kind.values())
     slot_s = steady_s * len(slots)
     evaluations = store.run_evaluations(run_id)
+    per_slot = slot_figures(leases, steady_s)
 
     cheaters: list[str] = []
     ranked: int | None = None
@@ -110,6 +169,8 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
         queue_wait_p95_s=report.wait_p95_s,
         evaluations=evaluations,
         evaluations_per_gpu_hour=round(evaluations / (slot_s / 3600.0), 1) if slot_s > 0 else None,
+        by_slot=per_slot,
+        overlapping_leases=sum(f.overlapping_leases for f in per_slot),
         cheating_agents=cheaters,
         cheats_ranked=ranked,
         headline=report.headline,

@@ -9,6 +9,7 @@
     runners.py      SandboxRunner (warm judges per slot, several lanes per GPU) and SubprocessRunner (any
                     child process)
     gpus.py         slots: GPUs found through NVML, or CPU slots; their health checks
+    gpu_audit.py    NVML's per-GPU process lists sampled during a run: is every process pinned to its GPU?
     local_eval.py   ``solforge eval`` handing its job to a running local worker
 
 ``solforge worker`` itself is :mod:`solforge.server.cli_worker`. Candidate code never runs here: a runner

@@ -113,6 +113,11 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             assert summary.lease_utilisation * summary.steady_s * summary.slots == \
                 pytest.approx(sum(summary.lease_s_by_kind.values()), rel=0.01, abs=0.01)
             assert summary.evaluations_per_gpu_hour and summary.evaluations_per_gpu_hour > 0
+            # per slot: the same evaluations and busy time, split by GPU, and never two leases at once on one
+            assert sum(f.evaluations for f in summary.by_slot) == summary.evaluations
+            assert len(summary.by_slot) == summary.slots and summary.overlapping_leases == 0
+            assert sum(f.busy_s for f in summary.by_slot) == \
+                pytest.approx(sum(summary.lease_s_by_kind.values()), rel=0.01, abs=0.01)
             assert summary.headline.submissions >= 2
             assert_ledger_quiet(ledger)
     finally:

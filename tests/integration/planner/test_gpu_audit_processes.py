@@ -1,0 +1,61 @@
+"""The GPU process audit against real processes: /proc read as the audit reads it, and on a GPU the judge and
+its candidates as NVML lists them while an evaluation runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from solforge.planner.workers.gpu_audit import GpuAuditor, process_facts
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_a_child_process_facts_come_from_its_own_environment() -> None:
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
+    try:
+        facts = process_facts(child.pid)
+        assert facts.readable and facts.visible_devices == "2" and facts.device_order == "PCI_BUS_ID"
+        assert "time.sleep(30)" in facts.command
+        unset = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=unset)
+        try:
+            assert process_facts(other.pid).visible_devices is None
+        finally:
+            other.kill()
+            other.wait()
+    finally:
+        child.kill()
+        child.wait()
+    assert not process_facts(child.pid).readable  # gone: unreadable, never "pinned"
+
+
+@pytest.mark.gpu
+def test_the_judge_and_its_candidates_hold_only_their_own_gpu() -> None:
+    from solforge.problems import Solution, load_problem
+    from solforge.sandbox.api import EvalOptions, EvalRequest
+    from solforge.sandbox.evaluate import evaluate
+    from solforge.sandbox.warm import WarmJudge
+
+    solution = Solution.model_validate(json.loads(
+        (ROOT / "benchmarks" / "solutions" / "qwen3_8b_rmsnorm" / "pytorch.json").read_text()))
+    two = [w.uuid for w in load_problem("qwen3_8b_rmsnorm").workloads[:2]]  # seconds, also without a table
+    auditor = GpuAuditor(interval_s=0.05).start()
+    with WarmJudge(device="cuda", gpu_index=0) as judge:
+        for _ in range(2):
+            report = evaluate(EvalRequest(problem="qwen3_8b_rmsnorm", solution=solution,
+                                          options=EvalOptions(device="cuda", gpu_index=0, workloads=two)),
+                              judge=judge)
+            assert report.all_passed
+    audit = auditor.stop()
+    assert audit.violations == [], audit.violations
+    seen = [p for p in audit.processes if p.pid in audit.gpus.get(0, [])]
+    # the judge and at least one candidate per evaluation held GPU 0, each pinned to it
+    assert len(seen) >= 3, audit
+    assert any("solforge.sandbox.judge" in p.command for p in seen)
