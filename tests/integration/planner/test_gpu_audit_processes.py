@@ -16,15 +16,23 @@ from solforge.planner.workers.gpu_audit import GpuAuditor, process_facts
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def _sleeper(env: dict[str, str]) -> subprocess.Popen:
+    """A child that has exec'd (until then /proc shows the parent's command line and environment)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(30)"],
+                             env=env, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "up"
+    return child
+
+
 def test_a_child_process_facts_come_from_its_own_environment() -> None:
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env)
+    child = _sleeper(env)
     try:
         facts = process_facts(child.pid)
         assert facts.readable and facts.visible_devices == "2" and facts.device_order == "PCI_BUS_ID"
         assert "time.sleep(30)" in facts.command
         unset = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
-        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=unset)
+        other = _sleeper(unset)
         try:
             assert process_facts(other.pid).visible_devices is None
         finally:
