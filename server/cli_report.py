@@ -51,6 +51,10 @@ def run_report(args: argparse.Namespace) -> int:
                 since = max(since, run_since) if since is not None else run_since
                 until = run_until if until is None else until
             data = gather(ledger, since=since, until=until, run_id=args.run, title=args.title)
+            if args.scaling:
+                from solforge.planner.swarm.summary import scaling_points
+
+                data.scaling = scaling_points(ledger)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -114,5 +118,9 @@ def add_report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--catalogue", default="H200", metavar="GPU",
         help="add the catalogue's shipped baselines on this GPU model against the speed of light "
         "(default H200; 'none' leaves the section out)",
+    )
+    p.add_argument(
+        "--scaling", action="store_true",
+        help="add every finished swarm run's evaluations per hour by the slots it used (1, 2, 4 GPUs)",
     )
     p.set_defaults(func=run_report)

@@ -13,7 +13,7 @@ from datetime import datetime
 from solforge.sandbox.sol.catalogue import CatalogueSol, SolGroup, log2_edges
 
 from . import svg
-from .models import ReportData
+from .models import ReportData, ScalingPoint
 from .svg import Series, Spread, esc
 
 __all__ = ["render_html"]
@@ -359,6 +359,33 @@ def _slot_table(data: ReportData) -> str:
     )
 
 
+def _scaling_section(points: list[ScalingPoint]) -> str:
+    """Evaluations per hour against the slots a run used, with perfect scaling from the one-slot runs."""
+    if not points:
+        return ('<p class="empty">No finished swarm run held a lease. Run the same swarm on 1, 2 and 4 GPUs '
+                "(<code>solforge swarm run --gpus 0</code>, <code>--gpus 0,1</code>, ...) into one ledger.</p>")
+    rows = [[esc(p.run), str(p.slots), str(p.agents), _num(p.minutes, "{:.1f}"), str(p.evaluations),
+             _num(p.evaluations_per_hour, "{:.0f}"), _num(p.evaluations_per_gpu_hour, "{:.0f}"),
+             _num(p.lease_utilisation * 100 if p.lease_utilisation is not None else None, "{:.1f}%"),
+             _num(p.queue_wait_p95_s, "{:.1f}"), str(p.overlapping_leases)] for p in points]
+    table = _table(("run", "slots", "agents", "minutes", "evaluations", "per hour", "per slot-hour",
+                    "lease utilisation", "queue wait p95 (s)", "overlapping leases"), rows, empty="")
+    by_slots: dict[int, list[float]] = {}
+    for p in points:
+        if p.evaluations_per_hour is not None:
+            by_slots.setdefault(p.slots, []).append(p.evaluations_per_hour)
+    if len(by_slots) < 2:
+        return table + '<p class="empty">One slot count only: run the swarm on another number of GPUs to see scaling.</p>'
+    measured = [(float(n), sum(v) / len(v)) for n, v in sorted(by_slots.items())]
+    series = [Series("measured (mean of the runs)", measured)]
+    if 1 in by_slots:
+        one = sum(by_slots[1]) / len(by_slots[1])
+        series.append(Series("perfect scaling from 1 slot", [(float(n), one * n) for n, _ in measured], dashed=True))
+    chart = svg.line_chart(series, label="scaling", x_label="slots (GPUs)", y_label="evaluations per hour",
+                           x_range=(0.0, measured[-1][0]))
+    return table + _figure(chart, "Evaluations per hour against the slots a swarm run held.")
+
+
 _DEFINITIONS = (
     (
         "best submission",
@@ -410,6 +437,8 @@ def render_html(data: ReportData) -> str:
     parts += ["<h2>Plots</h2>", *_plots(data)]
     for title, fn in sections:
         parts += [f"<h2>{esc(title)}</h2>", fn(data)]
+    if data.scaling is not None:
+        parts += ["<h2>Scaling across GPUs</h2>", _scaling_section(data.scaling)]
     if data.catalogue is not None:
         parts += [f"<h2>The catalogue on {esc(data.catalogue.gpu)}: the baselines against the speed of light</h2>",
                   _catalogue_section(data.catalogue)]

@@ -19,6 +19,7 @@ __all__ = [
     "QueueBucket",
     "ReportData",
     "ReportWindow",
+    "ScalingPoint",
     "ScoreStep",
     "SlotUsage",
 ]
@@ -156,6 +157,23 @@ class QueueBucket(ReportModel):
     started: int = 0
 
 
+class ScalingPoint(ReportModel):
+    """One swarm run, as a point of the scaling section: how many evaluations its GPUs delivered."""
+
+    run: str
+    slots: int
+    """Slots that held a lease for the run's jobs (GPUs, or CPU slots on a host without one)."""
+    agents: int
+    minutes: float
+    evaluations: int
+    evaluations_per_hour: float | None = None
+    """All slots together, over the run's steady window (first lease to last release)."""
+    evaluations_per_gpu_hour: float | None = None
+    lease_utilisation: float | None = None
+    queue_wait_p95_s: float | None = None
+    overlapping_leases: int = 0
+
+
 class ReportData(ReportModel):
     """Everything the HTML report shows."""
 
@@ -184,5 +202,7 @@ class ReportData(ReportModel):
     wait_max_s: float | None = None
     notes: list[str] = Field(default_factory=list)
     """Caveats found while gathering (CPU-only timings, submissions without runs)."""
+    scaling: list[ScalingPoint] | None = None
+    """The ledger's finished swarm runs by slots (``solforge report --scaling``; None: left out)."""
     catalogue: CatalogueSol | None = None
     """The shipped baselines of one GPU model against the speed of light (not from the ledger; None: left out)."""

@@ -12,10 +12,18 @@ from pydantic import BaseModel, ConfigDict
 
 from ..ledger import Ledger
 from ..report.gather import gather
-from ..report.models import Headline
+from ..report.models import Headline, ScalingPoint
 from .store import SwarmStore
 
-__all__ = ["CHEATING_BEHAVIOURS", "SlotFigures", "SwarmSummary", "overlapping_leases", "slot_figures", "summarise_run"]
+__all__ = [
+    "CHEATING_BEHAVIOURS",
+    "SlotFigures",
+    "SwarmSummary",
+    "overlapping_leases",
+    "scaling_points",
+    "slot_figures",
+    "summarise_run",
+]
 
 CHEATING_BEHAVIOURS = frozenset({"cheating", "bad"})
 """Scripted behaviours whose submissions must never rank: a reward hack and a wrong answer."""
@@ -175,3 +183,23 @@ def summarise_run(ledger: Ledger, run_id: str, *, behaviours: Sequence[str] = ()
         cheats_ranked=ranked,
         headline=report.headline,
     )
+
+
+def scaling_points(ledger: Ledger, *, limit: int = 50) -> list[ScalingPoint]:
+    """Every finished swarm run of the ledger that held a lease, as a point of the report's scaling section
+    (fewest slots first): run the same swarm on 1, 2 and 4 GPUs of one host, and this says how it scaled."""
+    points = []
+    for run in SwarmStore(ledger).runs(limit=limit):
+        if run.live:
+            continue
+        summary = summarise_run(ledger, run.id)
+        if not summary.slots or summary.steady_s <= 0:
+            continue
+        points.append(ScalingPoint(
+            run=run.id, slots=summary.slots, agents=summary.agents, minutes=summary.minutes,
+            evaluations=summary.evaluations,
+            evaluations_per_hour=round(summary.evaluations / (summary.steady_s / 3600.0), 1),
+            evaluations_per_gpu_hour=summary.evaluations_per_gpu_hour,
+            lease_utilisation=summary.lease_utilisation, queue_wait_p95_s=summary.queue_wait_p95_s,
+            overlapping_leases=summary.overlapping_leases))
+    return sorted(points, key=lambda p: (p.slots, p.run))

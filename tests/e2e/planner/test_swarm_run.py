@@ -26,7 +26,7 @@ from support.swarm_helpers import (
 
 from solforge.planner import Ledger
 from solforge.planner.swarm import SwarmStore
-from solforge.planner.swarm.summary import summarise_run
+from solforge.planner.swarm.summary import scaling_points, summarise_run
 
 pytestmark = pytest.mark.slow
 
@@ -119,6 +119,11 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             assert sum(f.busy_s for f in summary.by_slot) == \
                 pytest.approx(sum(summary.lease_s_by_kind.values()), rel=0.01, abs=0.01)
             assert summary.headline.submissions >= 2
+            # the report's scaling section sees the finished run with the same figures
+            (point,) = [p for p in scaling_points(ledger) if p.run == run_id]
+            assert point.slots == summary.slots and point.evaluations == summary.evaluations
+            assert point.evaluations_per_hour == pytest.approx(summary.evaluations_per_gpu_hour * summary.slots,
+                                                               rel=0.01)
             assert_ledger_quiet(ledger)
     finally:
         if proc.poll() is None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from solforge.planner import JobResult, JobSpec, Ledger, Worker, WorkerConfig
-from solforge.planner.report import ReportError, gather, parse_since
+from solforge.planner.report import ReportError, gather, parse_since, render_html
 from solforge.planner.testing import fake_request, fake_solution
 from solforge.sandbox.api import BuildReport, EvalReport
 from solforge.server.cli import main as cli_main
@@ -366,3 +366,32 @@ def test_the_catalogue_section_draws_the_shipped_baselines_against_sol(
     assert cli_main(["report", "--db", str(db), "--out", str(out), "--catalogue", "B200"]) == 0
     html, page = parse(out)
     assert page.svgs == 6 and "no baseline table ships for 'B200'" in "".join(page.text)
+
+
+def test_the_scaling_section_plots_evaluations_per_hour_by_slots(tmp_path: Path) -> None:
+    from solforge.planner.report.models import ScalingPoint
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with Ledger.open(url) as ledger:
+        fill(ledger)
+        data = gather(ledger)
+
+    def point(run: str, slots: int, per_hour: float) -> ScalingPoint:
+        return ScalingPoint(run=run, slots=slots, agents=8 * slots, minutes=10.0, evaluations=int(per_hour / 6),
+                            evaluations_per_hour=per_hour, evaluations_per_gpu_hour=per_hour / slots,
+                            lease_utilisation=0.9, queue_wait_p95_s=4.0)
+
+    assert "<h2>Scaling across GPUs</h2>" not in render_html(data)  # only when asked for
+    scaled = render_html(data.model_copy(update={"scaling": [point("a", 1, 300.0), point("b", 2, 560.0),
+                                                              point("c", 4, 1000.0)]}))
+    assert "<h2>Scaling across GPUs</h2>" in scaled
+    assert "perfect scaling from 1 slot" in scaled and "measured (mean of the runs)" in scaled
+    assert scaled.count("<path") > render_html(data).count("<path")  # the chart's two lines
+    one = render_html(data.model_copy(update={"scaling": [point("a", 1, 300.0)]}))
+    assert "One slot count only" in one
+    none = render_html(data.model_copy(update={"scaling": []}))
+    assert "No finished swarm run held a lease" in none
+    # `solforge report --scaling` on a ledger without swarm runs says how to get the points
+    out = tmp_path / "scaling.html"
+    assert cli_main(["report", "--db", url, "--out", str(out), "--catalogue", "none", "--scaling"]) == 0
+    assert "No finished swarm run held a lease" in out.read_text()
