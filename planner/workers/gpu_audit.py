@@ -13,13 +13,13 @@ process's environment and command line from ``/proc`` the first time it is seen 
 Reading another user's ``/proc/<pid>/environ``, or a judge's (it makes itself non-dumpable), needs root: such a
 process is reported as unreadable, not as a violation.
 
-    python -m solforge.planner.workers.gpu_audit --seconds 600 --out audit.json
+    python -m solforge.planner.workers.gpu_audit --seconds 600 --out audit.json   # SIGTERM ends it sooner
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import signal
 import sys
 import threading
 import time
@@ -227,9 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between samples")
     parser.add_argument("--out", type=Path, required=True, help="the report (JSON)")
     args = parser.parse_args(argv)
+    done = threading.Event()
+    for ending in (signal.SIGINT, signal.SIGTERM):  # either ends the sampling early, with a report
+        signal.signal(ending, lambda *_: done.set())
     auditor = GpuAuditor(args.interval).start()
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the sampling early, with a report
-        time.sleep(args.seconds)
+    done.wait(args.seconds)
     report = auditor.stop()
     args.out.write_text(report.model_dump_json(indent=1))
     print(f"{report.samples} samples in {report.seconds:.0f} s: {len(report.processes)} processes on "
