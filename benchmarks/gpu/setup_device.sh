@@ -21,3 +21,9 @@ _purelib=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])
 export PATH="$HOME/.local/bin:$PATH"
 export SOLFORGE_CACHE=${SOLFORGE_CACHE:-/tmp/solforge-cache}
 export PYTHONUNBUFFERED=1
+# The working tree's commit, written before the run (`git rev-parse --short HEAD > .device-commit`) and carried:
+# the copied .git is the last landed commit's, so results would name that one.
+if [ -z "${SOLFORGE_COMMIT:-}" ] && [ -s .device-commit ]; then
+  SOLFORGE_COMMIT=$(cat .device-commit)
+  export SOLFORGE_COMMIT
+fi
