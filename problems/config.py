@@ -139,6 +139,18 @@ def spare_pause() -> bool:
     return _get("SOLFORGE_SPARE_PAUSE") != "0"
 
 
+def spares_ahead() -> int:
+    """``$SOLFORGE_SPARES_AHEAD``: how many evaluations beyond the next one a warm judge keeps started processes
+    for (default 0). With evaluations back to back (the catalogue's run), the next one's processes are still
+    importing torch when it starts; one evaluation ahead, it takes processes started an evaluation earlier. Each
+    process holds a CUDA context and a torch's memory, so a swarm's many judges keep the default."""
+    value = _get("SOLFORGE_SPARES_AHEAD")
+    try:
+        return max(0, int(value)) if value else 0
+    except ValueError:
+        return 0
+
+
 def log_level() -> str | None:
     """``$SOLFORGE_LOG_LEVEL``: the server's log level (``DEBUG``, ``INFO``, ...)."""
     return _get("SOLFORGE_LOG_LEVEL")

@@ -16,7 +16,8 @@ baseline already is to speed of light (``T_SOL / T_b``) and the reference's stat
 ``--jobs`` evaluates several problems at once (each in its own judge and candidate processes): for
 the pass/fail check, not for timings, which need the GPU to themselves. With one job, one warm judge
 serves every problem: torch and CUDA load once, and each problem finds its processes started (a judge
-per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04). The output file is
+per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04; one warm judge still
+3.8 s, so it keeps one evaluation's processes ahead: ``SOLFORGE_SPARES_AHEAD=1`` unless set). The output file is
 rewritten after every problem, and a problem already in it is skipped, so a run cut short resumes.
 
 ``--precompile-jobs N`` (with ``--cache-dir``) splits a GPU run into chunks (``--precompile-chunk``, 2N problems
@@ -48,6 +49,7 @@ import argparse
 import contextlib
 import csv
 import json
+import os
 import sys
 import tempfile
 import time
@@ -106,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
 
     stop_at = time.monotonic() + args.deadline_s if args.deadline_s is not None else None
     judges = contextlib.ExitStack()
+    # Problems back to back: the warm judge keeps one evaluation's processes ahead, so each problem finds its
+    # candidate and baseline processes started (they waited 3.8 s a problem for them on the H200, 2026-12-05).
+    os.environ.setdefault("SOLFORGE_SPARES_AHEAD", "1")
     judge = judges.enter_context(WarmJudge(device=args.device)) if args.jobs <= 1 else None
 
     def request(name: str, *, rounds: int, iterations: int, cache_dir: Path | None = args.cache_dir) -> EvalRequest:

@@ -70,11 +70,19 @@ def serve(device: str, root: Path) -> int:
             state.spares.follow(list(recent))
             profile = state.profile(request.options)
             state.spares.keep_only(profile)
-            state.spares.fill(profile, count=max(state.spares.depth, 1 + state.baseline_processes))
+            state.spares.fill(profile, count=spares_wanted(state.spares.depth, state.baseline_processes,
+                                                           config.spares_ahead()))
     finally:
         state.close()
         shutil.rmtree(root, ignore_errors=True)  # this judge's own folder, also when its caller died
     return 0
+
+
+def spares_wanted(depth: int, baseline_processes: int, ahead: int) -> int:
+    """How many started processes a warm judge keeps after an evaluation that took ``1 + baseline_processes``:
+    enough for the next such evaluation, and for ``ahead`` more (SOLFORGE_SPARES_AHEAD), so that evaluations
+    back to back each find processes that finished starting while the one before ran."""
+    return max(depth, (1 + ahead) * (1 + baseline_processes))
 
 
 def _not_dumpable() -> None:

@@ -316,3 +316,21 @@ def test_nothing_one_solution_leaves_reaches_the_next(judge: WarmJudge, tmp_path
     # The same solution again gets back its own JIT cache (its build key), and nothing else of its folder.
     kept = list((tmp_path / "c" / "jit").glob("*/triton/left-by-a"))
     assert len(kept) == 1
+
+
+@pytest.mark.parametrize(("ahead", "kept"), [("0", 2), ("1", 4)])
+def test_a_warm_judge_keeps_processes_started_for_evaluations_ahead(
+        ahead: str, kept: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an evaluation that took a candidate and a baseline process, the judge starts processes for the next
+    such evaluation (2) and, with SOLFORGE_SPARES_AHEAD=1, for one more (4): back to back, each then takes
+    processes started an evaluation earlier rather than ones still importing torch."""
+    monkeypatch.setenv("SOLFORGE_SPARES_AHEAD", ahead)
+    with WarmJudge(device="cpu") as warm:
+        report = evaluate(_request(load_solution(DATA / "solution_pytorch.json"), tmp_path / "cache",
+                                   workloads=["a1b2c3d4-0001"]), judge=warm)
+        assert _statuses(report) == [Status.PASSED] and report.baselines
+        deadline = time.monotonic() + 10
+        while len(_candidate_states(warm)) < kept and time.monotonic() < deadline:
+            time.sleep(0.1)  # the judge refills once it has sent the report
+        time.sleep(0.5)  # and starts no more than that
+        assert len(_candidate_states(warm)) == kept

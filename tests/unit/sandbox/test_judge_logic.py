@@ -224,3 +224,11 @@ def test_the_reference_as_a_solution_passes(tmp_path: Path) -> None:
     report = evaluate_in_process(state, DATA, reference_solution(load_problem(DATA).definition), tmp_path,
                                  time_baseline=False)
     assert statuses(report) == [Status.PASSED] * 3
+
+
+def test_a_warm_judge_keeps_processes_for_the_next_evaluation_and_those_ahead() -> None:
+    from solforge.sandbox.judge.__main__ import spares_wanted
+
+    assert spares_wanted(depth=2, baseline_processes=0, ahead=0) == 2  # the pool's depth at least
+    assert spares_wanted(depth=2, baseline_processes=2, ahead=0) == 3  # a candidate and two baselines
+    assert spares_wanted(depth=2, baseline_processes=2, ahead=1) == 6  # and as many for one evaluation ahead
