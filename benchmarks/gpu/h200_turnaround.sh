@@ -91,14 +91,19 @@ case "$step" in
       > "$OUT/profile_tests.log" 2>&1
     tail -n 4 "$OUT/profile_tests.log" ;;
   catalogue)
-    # Issue 15, resumable across sessions: starts from the committed progress and table, stops starting problems
-    # at 480 s; commit the three files from $OUT back (benchmarks/results/catalogue_h200_runs.json,
-    # catalogue_h200.csv, problems/baselines/nvidia-h200.jsonl).
-    cp benchmarks/results/catalogue_h200_runs.json "$OUT/" 2>/dev/null
-    cp problems/baselines/nvidia-h200.jsonl "$OUT/nvidia-h200.jsonl"
+    # Issue 15, resumable across sessions: starts from the committed progress and table of this machine's GPU
+    # model (the H200's, or the H100's when an H100 is lent: tables are per model), stops starting problems at
+    # 480 s; commit the three files from $OUT back (benchmarks/results/catalogue_<gpu>_runs.json,
+    # catalogue_<gpu>.csv, problems/baselines/<table>.jsonl).
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+    tag=$(python3 -c "import sys; from solforge.sandbox.sol.hardware import match_spec; m = match_spec(sys.argv[1]); print(m.key.lower().split('-')[0] if m else 'gpu')" "$gpu")
+    table=$(python3 -c "import sys; from solforge.sandbox.baseline import table_name; print(table_name(sys.argv[1]))" "$gpu")
+    echo "catalogue on $gpu: catalogue_${tag}_runs.json, $table"
+    cp "benchmarks/results/catalogue_${tag}_runs.json" "$OUT/" 2>/dev/null
+    cp "problems/baselines/$table" "$OUT/$table" 2>/dev/null
     timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 480 \
       --precompile-jobs "${PRECOMPILE_JOBS:-0}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
-      --out "$OUT/catalogue_h200_runs.json" --table "$OUT/nvidia-h200.jsonl" --csv "$OUT/catalogue_h200.csv" \
+      --out "$OUT/catalogue_${tag}_runs.json" --table "$OUT/$table" --csv "$OUT/catalogue_${tag}.csv" \
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
     tail -n 6 "$OUT/catalogue.log" ;;
   gaps)
