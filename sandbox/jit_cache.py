@@ -9,7 +9,7 @@ solution). Only regular files are copied, never links, and a cache above :data:`
 kept.
 
 The judge keeps the caches of its baseline processes the same way (the reference under torch.compile:
-inductor's graphs and Triton's kernels, 2-40 s per problem to build on the H200), but under
+inductor's graphs and Triton's kernels, built in a baseline phase of 7.5-50.6 s a problem on the H200), but under
 ``trusted-<build key>`` (:func:`kept_key`). A candidate may submit the reference's exact source and so share
 its build key; were their caches kept under one name, it could plant code for the baseline's next process.
 The compiled baseline keeps no autotuning choices (``sandbox.baseline``): inductor keys them by the absolute

@@ -22,9 +22,9 @@ rewritten after every problem, and a problem already in it is skipped, so a run 
 
 ``--precompile-jobs N`` (with ``--cache-dir``) splits a GPU run into chunks (``--precompile-chunk``, 2N problems
 unless set), each in two passes. First, N problems at a time are evaluated in judges of their own, only so that
-the judge keeps each compiled reference's inductor graphs and Triton kernels (torch.compile once per workload
-shape was 72% of a catalogue problem's time on the H200, 2026-12-05: CPU work, which spreads over the host's
-cores). What those judges timed with the GPU shared is thrown away. Then one warm judge times the chunk alone
+the judge keeps each compiled reference's inductor graphs and Triton kernels (the baseline phase, mostly
+torch.compile once per workload shape, was 72% of a catalogue problem's time on the H200, 2026-12-05; compiling
+is CPU work, which spreads over the host's cores). What those judges timed with the GPU shared is thrown away. Then one warm judge times the chunk alone
 on the GPU, as without the option: each compiled baseline loads its graphs rather than building them, and
 autotunes its kernels on an idle GPU (the baseline keeps no autotuning choice). A problem whose compiled
 variant still fails is measured once more with its kept caches dropped, so a bad cache costs time, never a

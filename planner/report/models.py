@@ -166,12 +166,16 @@ class ScalingPoint(ReportModel):
     agents: int
     minutes: float
     evaluations: int
-    evaluations_per_hour: float | None = None
-    """All slots together, over the run's steady window (first lease to last release)."""
     evaluations_per_gpu_hour: float | None = None
+    """Over the run's steady window (first lease to last release) and its slots."""
     lease_utilisation: float | None = None
     queue_wait_p95_s: float | None = None
     overlapping_leases: int = 0
+
+    @property
+    def evaluations_per_hour(self) -> float | None:
+        """All slots together."""
+        return None if self.evaluations_per_gpu_hour is None else self.evaluations_per_gpu_hour * self.slots
 
 
 class ReportData(ReportModel):

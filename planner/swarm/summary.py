@@ -198,7 +198,6 @@ def scaling_points(ledger: Ledger, *, limit: int = 50) -> list[ScalingPoint]:
         points.append(ScalingPoint(
             run=run.id, slots=summary.slots, agents=summary.agents, minutes=summary.minutes,
             evaluations=summary.evaluations,
-            evaluations_per_hour=round(summary.evaluations / (summary.steady_s / 3600.0), 1),
             evaluations_per_gpu_hour=summary.evaluations_per_gpu_hour,
             lease_utilisation=summary.lease_utilisation, queue_wait_p95_s=summary.queue_wait_p95_s,
             overlapping_leases=summary.overlapping_leases))

@@ -122,7 +122,7 @@ def test_swarm_assigns_moves_restarts_and_keeps_cheats_off_the_leaderboard(tmp_p
             # the report's scaling section sees the finished run with the same figures
             (point,) = [p for p in scaling_points(ledger) if p.run == run_id]
             assert point.slots == summary.slots and point.evaluations == summary.evaluations
-            assert point.evaluations_per_hour == pytest.approx(summary.evaluations_per_gpu_hour * summary.slots,
+            assert point.evaluations_per_hour == pytest.approx(summary.evaluations / (summary.steady_s / 3600.0),
                                                                rel=0.01)
             assert_ledger_quiet(ledger)
     finally:

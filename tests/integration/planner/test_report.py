@@ -378,8 +378,7 @@ def test_the_scaling_section_plots_evaluations_per_hour_by_slots(tmp_path: Path)
 
     def point(run: str, slots: int, per_hour: float) -> ScalingPoint:
         return ScalingPoint(run=run, slots=slots, agents=8 * slots, minutes=10.0, evaluations=int(per_hour / 6),
-                            evaluations_per_hour=per_hour, evaluations_per_gpu_hour=per_hour / slots,
-                            lease_utilisation=0.9, queue_wait_p95_s=4.0)
+                            evaluations_per_gpu_hour=per_hour / slots, lease_utilisation=0.9, queue_wait_p95_s=4.0)
 
     assert "<h2>Scaling across GPUs</h2>" not in render_html(data)  # only when asked for
     scaled = render_html(data.model_copy(update={"scaling": [point("a", 1, 300.0), point("b", 2, 560.0),
