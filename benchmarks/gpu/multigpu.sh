@@ -8,7 +8,8 @@
 #        `solforge worker --gpus i` per GPU, on a local PostgreSQL ledger, as several hosts would run it
 #   bash benchmarks/gpu/multigpu.sh finish                                waits for the run; $OUT/<label>/: swarm.json
 #        (per-GPU utilisation, evaluations, overlapping leases), audit.json (NVML: every process on a GPU pinned
-#        to it), the run's HTML report, the logs
+#        to it), report.html, run.tar.gz (the logs, the ledger's status, the GPUs): four files, since a device
+#        call returns eight
 #   bash benchmarks/gpu/multigpu.sh report                                `solforge report --scaling` of the SQLite
 #        ledger: evaluations per hour on 1, 2 and 4 GPUs
 # `start` waits up to 530 s (a call lasts 10 minutes at most), so a 10-minute run is `start` then `finish`.
@@ -50,16 +51,17 @@ swarm() {  # db, label, extra swarm arguments...
 }
 
 start() {
+  rm -f "$state"  # a failed start leaves nothing for finish to mistake for this run
   swarm "sqlite:///$home/ledger.db" "serve-$n-${SLOTS:-gpu}" $(slots_args)
 }
 
 start_pg() {
   local label="workers-$n-${SLOTS:-gpu}"
+  rm -f "$state"
   mkdir -p "$home/$label"
   id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-  local bin; bin=$(python3 -c "import pathlib, pgserver; print(pathlib.Path(pgserver.__file__).parent / 'pginstall' / 'bin')" 2>/dev/null)
   rm -f "$home/pg.url"
-  setsid nohup python3 benchmarks/gpu/local_postgres.py ${bin:+--bin "$bin"} --url-file "$home/pg.url" \
+  setsid nohup python3 benchmarks/gpu/local_postgres.py --url-file "$home/pg.url" \
     > "$home/$label/postgres.log" 2>&1 &
   echo "$!" > "$home/$label/postgres.pid"
   for _ in $(seq 60); do [ -s "$home/pg.url" ] && break; sleep 1; done
@@ -89,6 +91,7 @@ stop_pids() {  # pid file: SIGTERM, then wait up to 30 s for each
 }
 
 finish() {
+  [ -s "$state" ] || { echo "no run was started (see the start step's output)"; return 1; }
   local label db
   label=$(head -n 1 "$state"); db=$(sed -n 2p "$state")
   local dir=$home/$label out=$OUT/$label
@@ -96,13 +99,15 @@ finish() {
   stop_pids "$dir/workers.pid"
   stop_pids "$dir/audit.pid"
   mkdir -p "$out"
-  cp "$dir"/*.log "$dir/audit.json" "$out/" 2>/dev/null
-  solforge swarm status --db "$db" --json > "$out/swarm_status.json"
-  local run; run=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run']['id'])" "$out/swarm_status.json")
+  cp "$dir/audit.json" "$out/" 2>/dev/null
+  solforge swarm status --db "$db" --json > "$dir/swarm_status.json"
+  local run; run=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run']['id'])" "$dir/swarm_status.json")
   solforge report --db "$db" --out "$out/report.html" --title "solforge swarm, $label" --run "$run" --catalogue none
   python3 benchmarks/gpu/swarm_summary.py --db "$db" --run "$run" --behaviour "$behaviours" --out "$out/swarm.json"
   stop_pids "$dir/postgres.pid"
-  nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv > "$out/gpus.csv" 2>/dev/null
+  nvidia-smi --query-gpu=index,name,uuid,driver_version --format=csv > "$dir/gpus.csv" 2>/dev/null
+  # The device tool returns 8 files a call: the logs, the ledger's status and the GPU list travel as one archive.
+  tar -czf "$out/run.tar.gz" -C "$dir" --exclude agents --exclude '*.pid' .
   python3 - "$out" <<'PY'
 import json, sys
 from pathlib import Path
