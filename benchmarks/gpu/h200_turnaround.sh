@@ -17,7 +17,8 @@
 #               and $OUT/sol_counts.jsonl, to commit
 #   loop        benchmarks/gpu/mcp_loop.py: the whole agent loop through the MCP server in all four languages, every
 #               language submitted and ranked, then get_leaderboard -> $OUT/mcp_loop.json
-#   quick       the GPU test added since the last run (candidates pinned to the GPU's NUMA node)
+#   quick       the GPU test added since the last run (a first evaluation with the shipped table measures no
+#               baseline)
 #   cute        where the CuTe DSL and Triton rmsnorms' first calls spend their time (probe_host_cost.py, then
 #               one CuTe DSL workload through the judge with the defences off and on)
 #   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
@@ -40,6 +41,7 @@ echo "== $step ($(date +%T))"
 case "$step" in
   tests)
     timeout 560 python3 -m pytest -q -m gpu tests/integration/sandbox/test_warm_judge_gpu.py tests/integration/exploits/test_bad_input.py \
+      tests/integration/sandbox/test_shipped_table_gpu.py \
       -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
     tail -n 25 "$OUT/gpu_tests.log" ;;
   turnaround)
@@ -78,7 +80,7 @@ case "$step" in
     timeout 330 python3 benchmarks/gpu/mcp_loop.py --workloads 2 --out "$OUT/mcp_loop.json" > "$OUT/mcp_loop.log" 2>&1
     tail -n 3 "$OUT/mcp_loop.log" ;;
   quick)
-    timeout 200 python3 -m pytest -q -m gpu tests/integration/sandbox/test_candidate_affinity.py \
+    timeout 200 python3 -m pytest -q -m gpu tests/integration/sandbox/test_shipped_table_gpu.py \
       -p no:cacheprovider > "$OUT/quick_tests.log" 2>&1
     tail -n 6 "$OUT/quick_tests.log" ;;
   profile)
