@@ -10,8 +10,9 @@
 #   pch         the precompiled torch header: a changed cuda_cpp source built with and without it
 #   corpus      the exploit corpus's GPU cases, the new ones first (persisting L2, launch-once, GOT walking)
 #   defences    benchmarks/trust/bench_defences.py on warm judges: what the defences cost on the warm path
-#   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape, cold, from a shared
-#               cache, and with dynamic shapes (how to make a first evaluation cheaper)
+#   baseline    probe_baseline_compile.py: a torch.compile baseline's cost per shape compiled in the process (as
+#               the judge's confined baseline processes must) and with inductor's worker pool, on two catalogue
+#               problems (PROBE_LABELS=cold,warm,dynamic for the shared-cache and dynamic-shape runs)
 #   counts      the catalogue's speed-of-light counts for this machine's torch, into problems/baselines/ (a
 #               later turnaround step in the same call reads them: first_eval_s without the reference's trace)
 #               and $OUT/sol_counts.jsonl, to commit
@@ -69,9 +70,11 @@ case "$step" in
       --out "$OUT/defences_warm.json" > "$OUT/defences_warm.log" 2>&1
     tail -n 5 "$OUT/defences_warm.log" ;;
   baseline)
-    timeout 500 python3 benchmarks/gpu/probe_baseline_compile.py --out "$OUT/baseline_compile.json" \
-      > "$OUT/baseline_compile.log" 2>&1
-    tail -n 4 "$OUT/baseline_compile.log" ;;
+    for problem in convnext_tiny_convnext_block deepseek_r1_rmsnorm; do
+      timeout 250 python3 benchmarks/gpu/probe_baseline_compile.py --labels "${PROBE_LABELS:-cold,pool}" \
+        --problem "$problem" --out "$OUT/baseline_compile_$problem.json" > "$OUT/baseline_compile_$problem.log" 2>&1
+      grep -v '^ ' "$OUT/baseline_compile_$problem.log" | tail -n 4
+    done ;;
   counts)
     timeout 500 python3 benchmarks/catalogue/count_tables.py --jobs 15 > "$OUT/count_tables.log" 2>&1
     cp problems/baselines/sol_counts.jsonl "$OUT/sol_counts.jsonl"

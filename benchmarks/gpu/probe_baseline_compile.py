@@ -10,8 +10,12 @@ measures, on one problem's reference, for every workload shape:
 ``dynamic_s``   compile + first call with ``dynamic=None`` (torch's default: one recompile, then one
                 dynamic graph for every later shape), and the latency ratio of that graph to the
                 static one (above 1: the dynamic baseline would be weaker)
+``pool``        ``cold`` with inductor's pool of compile workers (``cold`` compiles in the process, as a
+                confined baseline process must: TORCHINDUCTOR_COMPILE_THREADS=1), in an unconfined process:
+                what a baseline process able to use the pool would save per shape
 
     python benchmarks/gpu/probe_baseline_compile.py --problem qwen3_8b_rmsnorm --out probe.json
+    python benchmarks/gpu/probe_baseline_compile.py --labels cold,pool --problem deepseek_r1_mla_rope_yarn
 """
 
 from __future__ import annotations
@@ -58,8 +62,19 @@ def child(problem: str, mode: str) -> None:
     print(json.dumps(rows))
 
 
-def _run(problem: str, mode: str, cache: Path) -> tuple[float, list[dict[str, Any]]]:
+LABELS = {  # label: (compile mode, which fresh cache, inductor's compile threads: None = torch's default)
+    "cold": ("static", "shared", "1"),
+    "warm": ("static", "shared", "1"),
+    "dynamic": ("dynamic", "other", "1"),
+    "pool": ("static", "pool", None),
+}
+
+
+def _run(problem: str, mode: str, cache: Path, threads: str | None) -> tuple[float, list[dict[str, Any]]]:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"), "TRITON_CACHE_DIR": str(cache / "triton")}
+    env.pop("TORCHINDUCTOR_COMPILE_THREADS", None)
+    if threads is not None:
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = threads
     started = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--child", mode, "--problem", problem], capture_output=True,
                           text=True, env=env, timeout=1800)
@@ -72,21 +87,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problem", default="qwen3_8b_rmsnorm")
     parser.add_argument("--child", choices=("static", "dynamic"))
+    parser.add_argument("--labels", default="cold,warm,dynamic",
+                        help=f"which runs, in order (of {', '.join(LABELS)}); warm reuses cold's caches")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.child:
         child(args.problem, args.child)
         return 0
     result: dict[str, Any] = {"problem": args.problem}
-    with tempfile.TemporaryDirectory() as shared, tempfile.TemporaryDirectory() as other:
-        for label, mode, cache in (("cold", "static", Path(shared)), ("warm", "static", Path(shared)),
-                                   ("dynamic", "dynamic", Path(other))):
-            wall, rows = _run(args.problem, mode, cache)
-            result[label] = {"process_s": round(wall, 1), "rows": rows}
-            print(label, f"{wall:.1f} s for {len(rows)} workloads", file=sys.stderr)
-    static = {json.dumps(r["axes"]): r["latency_ms"] for r in result["cold"]["rows"]}
-    result["dynamic_over_static"] = [round(r["latency_ms"] / static[json.dumps(r["axes"])], 3)
-                                     for r in result["dynamic"]["rows"]]
+    with tempfile.TemporaryDirectory() as scratch:
+        for label in args.labels.split(","):
+            mode, cache, threads = LABELS[label]
+            wall, rows = _run(args.problem, mode, Path(scratch) / cache, threads)
+            result[label] = {"process_s": round(wall, 1), "compile_threads": threads or "default",
+                             "first_calls_s": round(sum(r["first_call_s"] for r in rows), 2), "rows": rows}
+            print(label, f"{wall:.1f} s for {len(rows)} workloads, first calls {result[label]['first_calls_s']} s",
+                  file=sys.stderr)
+    if "cold" in result and "dynamic" in result:
+        static = {json.dumps(r["axes"]): r["latency_ms"] for r in result["cold"]["rows"]}
+        result["dynamic_over_static"] = [round(r["latency_ms"] / static[json.dumps(r["axes"])], 3)
+                                         for r in result["dynamic"]["rows"]]
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text)
