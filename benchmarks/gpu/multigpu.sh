@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Issue 18 on one host with several GPUs (nvidia-h200-x2/x4, nvidia-h100-x2/x4). Stage the wheels with
 #   ../shared/device/stage-wheels.sh --cute pgserver==0.1.4 psycopg==3.3.9 psycopg-binary==3.3.9
-# (PostgreSQL 16's server binaries come in the pgserver wheel; psycopg is the ledger's driver), then one call each:
+# (PostgreSQL 16's server binaries come in the pgserver wheel; psycopg is the ledger's driver). With them .whl
+# passes the 64 MiB a call carries: move them to .whl4 (git-ignored through .git/info/exclude), carry it once and
+# install them with `python3 -m pip install -q --no-deps --no-index --target /tmp/site .whl4/*.whl`. Then one
+# call each:
 #   bash benchmarks/gpu/multigpu.sh start N MINUTES [AGENTS_PER_GPU]     `solforge swarm run --gpus 0,..,N-1`: one
 #        worker with a slot and warm judges per GPU, on a SQLite ledger that every run of this machine shares
 #   bash benchmarks/gpu/multigpu.sh start-pg N MINUTES [AGENTS_PER_GPU]  the same with --no-workers and one
