@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import io
 import json
 import os
 import sys
@@ -58,6 +59,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from solforge.problems import catalogue_names, load_problem, reference_solution
+from solforge.problems.files import write_text_atomic
 from solforge.sandbox.api import BaselineRecord, EvalOptions, EvalRequest
 from solforge.sandbox.baseline import baseline_checks, shipped_records
 from solforge.sandbox.evaluate import evaluate
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict] = previous.get("results", [])
     if args.recount:
         changed = recount(results)
-        args.out.write_text(json.dumps({**previous, "results": results}, indent=1))
+        write_text_atomic(args.out, json.dumps({**previous, "results": results}, indent=1))
         if args.csv is not None:
             write_csv(args.csv, results)
         print(f"T_SOL counted again: {changed} row(s) changed", file=sys.stderr)
@@ -216,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in rows:
                 if r["status"] != "PASSED":
                     print(f"    {r['uuid'][:8]} {r['status']}: {r['log'][:200]}", file=sys.stderr)
-            args.out.write_text(json.dumps(
+            # Atomic writes: a device call's time limit may stop this at any moment, and its files still come back.
+            write_text_atomic(args.out, json.dumps(
                 {"date": datetime.now(UTC).isoformat(timespec="seconds"), "environment": env, "results": results},
                 indent=1))
             if args.table is not None:
@@ -277,14 +280,13 @@ def merge_table(path: Path, records: list[dict]) -> None:
         table[record["key"]] = BaselineRecord.model_validate(record).model_dump(exclude={"source"})
     ordered = sorted(table.values(), key=lambda r: r["problem"])  # stable: within a problem, as measured
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in ordered))
+    write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in ordered))
 
 
 def write_csv(path: Path, results: list[dict]) -> None:
     """One row per evaluated workload; ``baseline_sol_fraction`` is T_SOL / T_b (1.0: the baseline is at speed
     of light already), empty where either is missing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
+    with io.StringIO(newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for result in results:
@@ -301,6 +303,7 @@ def write_csv(path: Path, results: list[dict]) -> None:
                     "reference_status": row["status"], "compiled_error": (row.get("compiled_error") or "")[-300:],
                     "checks": " ".join(checks),
                 })
+        write_text_atomic(path, f.getvalue())
 
 
 if __name__ == "__main__":

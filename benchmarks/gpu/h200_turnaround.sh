@@ -98,7 +98,9 @@ case "$step" in
   catalogue)
     # Issue 15, resumable across sessions: starts from the committed progress and table of this machine's GPU
     # model (the H200's, or the H100's when an H100 is lent: tables are per model), stops starting problems at
-    # 480 s; commit the three files from $OUT back (benchmarks/results/catalogue_<gpu>_runs.json,
+    # 510 s (the longest problem so far took 76 s; the files are rewritten atomically after each problem, so a
+    # call cut at its limit loses only the problem in hand); copy the three files from $OUT into the working tree
+    # before the next call, which resumes from them (benchmarks/results/catalogue_<gpu>_runs.json,
     # catalogue_<gpu>.csv, problems/baselines/<table>.jsonl).
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     tag=$(python3 -c "import sys; from solforge.sandbox.sol.hardware import match_spec; m = match_spec(sys.argv[1]); print(m.key.lower().split('-')[0] if m else 'gpu')" "$gpu")
@@ -106,7 +108,7 @@ case "$step" in
     echo "catalogue on $gpu: catalogue_${tag}_runs.json, $table"
     cp "benchmarks/results/catalogue_${tag}_runs.json" "$OUT/" 2>/dev/null
     cp "problems/baselines/$table" "$OUT/$table" 2>/dev/null
-    timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 480 \
+    timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 510 \
       --precompile-jobs "${PRECOMPILE_JOBS:-0}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
       --out "$OUT/catalogue_${tag}_runs.json" --table "$OUT/$table" --csv "$OUT/catalogue_${tag}.csv" \
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
