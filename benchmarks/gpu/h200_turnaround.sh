@@ -27,7 +27,8 @@
 #   catalogue   benchmarks/catalogue/run_references.py on every workload of the catalogue, resumed from the
 #               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv;
 #               PRECOMPILE_JOBS=8 PRECOMPILE_CHUNK=24: each chunk's compiled baselines built 8 at a time first (off
-#               by default: no net gain on the H100, 2026-12-05, see benchmarks/results/h100-2026-12-05/)
+#               by default: no net gain on the H100, 2026-12-05, see benchmarks/results/h100-2026-12-05/);
+#               CATALOGUE_DEADLINE_S=280 starts problems for 280 s instead of 510 (a session's last device minutes)
 #   gaps        launch_gaps_probe.py: eager PyTorch's two levels split into the first dispatch, the kernels and the
 #               gaps between them, with each process's CPU and its clock, and the GPU's SM clock
 #   interference  probe_interference.py: does NVML show another process using the GPU during a timed loop
@@ -108,7 +109,9 @@ case "$step" in
     echo "catalogue on $gpu: catalogue_${tag}_runs.json, $table"
     cp "benchmarks/results/catalogue_${tag}_runs.json" "$OUT/" 2>/dev/null
     cp "problems/baselines/$table" "$OUT/$table" 2>/dev/null
-    timeout 580 python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s 510 \
+    # CATALOGUE_DEADLINE_S shortens a call for the session's last device minutes (the call's limit: it + 70 s)
+    deadline=${CATALOGUE_DEADLINE_S:-510}
+    timeout $((deadline + 70)) python3 benchmarks/catalogue/run_references.py --device cuda --deadline-s "$deadline" \
       --precompile-jobs "${PRECOMPILE_JOBS:-0}" --precompile-chunk "${PRECOMPILE_CHUNK:-24}" \
       --out "$OUT/catalogue_${tag}_runs.json" --table "$OUT/$table" --csv "$OUT/catalogue_${tag}.csv" \
       --cache-dir /tmp/solforge-catalogue-cache > "$OUT/catalogue.log" 2>&1
