@@ -24,11 +24,11 @@ rewritten after every problem, and a problem already in it is skipped, so a run 
 unless set), each in two passes. First, N problems at a time are evaluated in judges of their own, only so that
 the judge keeps each compiled reference's inductor graphs and Triton kernels (the baseline phase, mostly
 torch.compile once per workload shape, was 72% of a catalogue problem's time on the H200, 2026-12-05; compiling
-is CPU work, which spreads over the host's cores). What those judges timed with the GPU shared is thrown away. Then one warm judge times the chunk alone
-on the GPU, as without the option: each compiled baseline loads its graphs rather than building them, and
-autotunes its kernels on an idle GPU (the baseline keeps no autotuning choice). A problem whose compiled
-variant still fails is measured once more with its kept caches dropped, so a bad cache costs time, never a
-baseline.
+is CPU work, which spreads over the host's cores). What those judges timed with the GPU shared is thrown away.
+Then one warm judge times the chunk alone on the GPU, as without the option: each compiled baseline loads its
+graphs rather than building them, and autotunes its kernels on an idle GPU (the baseline keeps no autotuning
+choice). A problem whose compiled variant still fails is measured once more with its kept caches dropped, so a
+bad cache costs time, never a baseline.
 On the H100 (2026-12-05) the pass gained nothing overall: 16 problems built 8 at a time took 154 s, and the
 timing pass still spent 6-65 s per problem in its baseline phase (dynamo traces every shape again, and inductor
 autotunes again on the idle GPU); a kept cache halved it for one problem's six smallest workloads (3.8 s

@@ -25,7 +25,7 @@
 #   profile     profile_kernel (issue 17): profile_languages.py (solforge profile in four languages, a page of
 #               one kernel's sections), the CUPTI fallback, then the GPU tests of profiling
 #   catalogue   benchmarks/catalogue/run_references.py on every workload of the catalogue, resumed from the
-#               committed progress: references on the GPU, baselines into the shipped table, catalogue_h200.csv;
+#               committed progress: references on the GPU, baselines into the shipped table, catalogue_<gpu>.csv;
 #               PRECOMPILE_JOBS=8 PRECOMPILE_CHUNK=24: each chunk's compiled baselines built 8 at a time first (off
 #               by default: no net gain on the H100, 2026-12-05, see benchmarks/results/h100-2026-12-05/);
 #               CATALOGUE_DEADLINE_S=280 starts problems for 280 s instead of 510 (a session's last device minutes)

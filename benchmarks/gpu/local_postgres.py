@@ -32,7 +32,8 @@ def pgserver_bin() -> Path | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bin", type=Path, help="the server's bin folder (default: Debian's, initdb on PATH, or the pgserver wheel's)")
+    parser.add_argument("--bin", type=Path,
+                        help="the server's bin folder (default: Debian's, initdb on PATH, or the pgserver wheel's)")
     parser.add_argument("--url-file", type=Path, required=True, help="where the server's URL is written")
     args = parser.parse_args()
     done = threading.Event()
