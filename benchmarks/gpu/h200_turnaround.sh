@@ -99,9 +99,9 @@ case "$step" in
   catalogue)
     # Issue 15, resumable across sessions: starts from the committed progress and table of this machine's GPU
     # model (the H200's, or the H100's when an H100 is lent: tables are per model), stops starting problems at
-    # 510 s (the longest problem so far took 76 s; the files are rewritten atomically after each problem, so a
-    # call cut at its limit loses only the problem in hand); copy the three files from $OUT into the working tree
-    # before the next call, which resumes from them (benchmarks/results/catalogue_<gpu>_runs.json,
+    # 510 s (the longest problem so far took 98.3 s, on the H100; the files are rewritten atomically after each
+    # problem, so a call cut at its limit loses only the problem in hand); copy the three files from $OUT into the
+    # working tree before the next call, which resumes from them (benchmarks/results/catalogue_<gpu>_runs.json,
     # catalogue_<gpu>.csv, problems/baselines/<table>.jsonl).
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     tag=$(python3 -c "import sys; from solforge.sandbox.sol.hardware import match_spec; m = match_spec(sys.argv[1]); print(m.key.lower().split('-')[0] if m else 'gpu')" "$gpu")
