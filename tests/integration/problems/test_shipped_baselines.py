@@ -165,6 +165,20 @@ def test_recount_corrects_t_sol_on_datasheet_rows_and_keeps_the_measurements(tmp
     assert "faster_than_sol" not in by_uuid[first.uuid]["checks"]
 
 
+def test_recount_of_named_problems_leaves_the_others_as_measured() -> None:
+    """--recount --problems: only the corrected problems are counted again; the rest keep the T_SOL counted on
+    the GPU (a count here, under another torch, can differ a little)."""
+    recount = _run_references_module().recount
+    problem = load_problem("gemma2_2b_embedding_tp8")
+    row = {"uuid": problem.workloads[0].uuid, "sol_latency_ms": 0.03, "sol_bound": "memory",
+           "peak_source": "datasheet:H200"}
+    results = [{"problem": problem.name, "workloads": [dict(row)]}]
+    assert recount(results, {"musicgen_small_codebook_embed"}) == 0
+    assert results[0]["workloads"][0] == row
+    assert recount(results, {problem.name}) == 1
+    assert results[0]["workloads"][0]["sol_latency_ms"] != 0.03
+
+
 def _run_references_module():
     import importlib.util
 
