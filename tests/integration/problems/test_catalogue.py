@@ -330,6 +330,11 @@ def test_an_embedding_counts_the_rows_it_reads_not_its_tables(name: str) -> None
     assert counts.bytes < table_bytes / 10, f"{name} {smallest.axes}: {counts.bytes:.0f} bytes, the table is {table_bytes}"
 
 
+def test_the_codebooks_tag_selects_musicgens_embeddings() -> None:
+    """The distinct-rows check below is parametrized by this tag; without it the check would collect nothing."""
+    assert CODEBOOK_EMBEDDINGS == ["musicgen_large_codebook_embed", "musicgen_small_codebook_embed"]
+
+
 @pytest.mark.parametrize("name", CODEBOOK_EMBEDDINGS)
 def test_a_codebook_embedding_counts_the_distinct_rows_its_ids_touch(name: str) -> None:
     """At a mid-sized workload the count is within 2% of what the generated ids make a gather read: the ids, one
