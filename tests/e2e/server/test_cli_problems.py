@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from solforge.problems import ProblemNotFound, load_problem
+from solforge.sandbox.baseline import shipped_by_gpu
 
 DATA = Path(__file__).parents[2] / "data" / "sol_execbench_rmsnorm"
 NAME = "rmsnorm_h4096_handwritten"
@@ -49,15 +50,17 @@ def test_show_gives_each_workloads_shipped_baseline_and_says_which_are_launch_bo
     problem = load_problem("qwen3_8b_rmsnorm")
     by_tokens = {w.axes["num_tokens"]: w.uuid for w in problem.workloads}
     text = _cli("problems", "show", "qwen3_8b_rmsnorm").stdout.splitlines()
-    # One T_b column per GPU with a shipped table for the problem, named in the header (H200 and, since the
-    # H100 catalogue reached it, H100), so the test holds however many tables ship.
-    header = next(line for line in text if "T_b shipped for" in line)
-    assert "NVIDIA H200" in header
+    # One T_b per GPU whose shipped table holds the problem (the H200's and, as the catalogue grows, others),
+    # named in the header in that order.
+    gpus = sorted(shipped_by_gpu("qwen3_8b_rmsnorm"))
+    assert "NVIDIA H200" in gpus
+    assert any(line.endswith(f"(T_b shipped for {', '.join(gpus)}):") for line in text)
     one = next(line for line in text if by_tokens[1] in line)
     largest = next(line for line in text if by_tokens[16384] in line)
-    assert "T_b" in one and one.endswith("launch-bound")
-    assert "T_b" in largest and "launch-bound" not in largest
+    assert one.count("T_b") == len(gpus) and one.endswith("launch-bound")
+    assert largest.count("T_b") == len(gpus) and "launch-bound" not in largest
     shown = json.loads(_cli("problems", "show", "qwen3_8b_rmsnorm", "--json").stdout)
+    assert sorted(shown["shipped_baselines"]) == gpus
     h200 = shown["shipped_baselines"]["NVIDIA H200"]
     assert h200[by_tokens[1]]["launch_bound"] and not h200[by_tokens[16384]]["launch_bound"]
     assert h200[by_tokens[16384]]["baseline_ms"] > 0.005
