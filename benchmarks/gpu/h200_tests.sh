@@ -11,16 +11,24 @@ python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__ver
 python3 -m pytest -m gpu --collect-only -q "$@" 2>/dev/null | grep '::' > "$OUT/gpu_tests.txt"
 echo "$(wc -l < "$OUT/gpu_tests.txt") GPU tests in $shards shards"
 split -n "r/$shards" -d "$OUT/gpu_tests.txt" "$OUT/shard_"
-pids=()
+pids=(); names=()
 for f in "$OUT"/shard_*; do
   n=${f##*_}
   # shellcheck disable=SC2046
   timeout 520 python3 -m pytest -m gpu -q -p no:cacheprovider --junitxml "$OUT/junit_$n.xml" $(cat "$f") \
     > "$OUT/pytest_$n.log" 2>&1 &
-  pids+=($!)
+  pids+=($!); names+=("$n")
 done
-for p in "${pids[@]}"; do wait "$p"; done
-for f in "$OUT"/pytest_*.log; do echo "== $f"; tail -n 25 "$f" | grep -E "passed|failed|error|FAILED|ERROR" ; done
+# A shard that runs past its timeout ends without pytest's summary: say so, with how far it got.
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}"; rc=$?; n=${names[$i]}
+  echo "== shard $n: rc $rc"
+  if [ "$rc" = 124 ]; then
+    echo "   killed at 520 s after $(tr -cd '.FEsx' < "$OUT/pytest_$n.log" | wc -c) of $(wc -l < "$OUT/shard_$n") tests:" \
+      "rerun the rest with fewer shards sharing the GPU"
+  fi
+  tail -n 25 "$OUT/pytest_$n.log" | grep -E "passed|failed|error|FAILED|ERROR"
+done
 # Few files come back from the machine: pack the logs and reports into one archive.
 tar -czf "$OUT/gpu_tests.tgz" -C "$OUT" $(cd "$OUT" && ls junit_*.xml pytest_*.log gpu_tests.txt) && \
   rm -f "$OUT"/junit_*.xml "$OUT"/pytest_*.log "$OUT"/shard_*

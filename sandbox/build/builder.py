@@ -247,10 +247,10 @@ def build_solution(
             result = _run_worker(request, deadline, memory_limit_bytes, keep_spare=keep_spare)
             report, cacheable = _interpret(result, request, stage, timeout_s, memory_limit_bytes)
             report = report.model_copy(update={"seconds": time.monotonic() - started})
-            if report.ok and solution.spec.language is Language.cute_dsl:
-                from .lint import cute_warnings
+            if report.ok:
+                from .lint import lint_warnings
 
-                report = report.model_copy(update={"warnings": [*report.warnings, *cute_warnings(solution)]})
+                report = report.model_copy(update={"warnings": [*report.warnings, *lint_warnings(solution)]})
             if not cacheable:
                 return report
             _write_entry(stage, report, request, key)

@@ -21,20 +21,23 @@ import triton.language as tl
 
 GROUP = 128
 FP8_MAX = 448.0
-MIN_AMAX = 1e-10
+MIN_AMAX = 1e-10  # passed as constexprs: Triton 3.6 rejects a jit function reading a plain global
 GROUPS_PER_PROGRAM = 16
 
 
 @triton.jit
-def _act_quant_kernel(x_ptr, q_ptr, s_ptr, num_groups, GROUP_SIZE: tl.constexpr, GROUPS: tl.constexpr):
+def _act_quant_kernel(
+    x_ptr, q_ptr, s_ptr, num_groups,
+    GROUP_SIZE: tl.constexpr, GROUPS: tl.constexpr, Q_MAX: tl.constexpr, AMAX_FLOOR: tl.constexpr,
+):
     g = tl.program_id(0).to(tl.int64) * GROUPS + tl.arange(0, GROUPS)
     valid = g < num_groups
     offs = g[:, None] * GROUP_SIZE + tl.arange(0, GROUP_SIZE)[None, :]
     x = tl.load(x_ptr + offs, mask=valid[:, None], other=0.0).to(tl.float32)
-    amax = tl.maximum(tl.max(tl.abs(x), axis=1), MIN_AMAX)
-    scale = amax * (1.0 / FP8_MAX)
+    amax = tl.maximum(tl.max(tl.abs(x), axis=1), AMAX_FLOOR)
+    scale = amax * (1.0 / Q_MAX)
     q = tl.div_rn(x, scale[:, None])  # correctly rounded, like torch's division
-    q = tl.minimum(tl.maximum(q, -FP8_MAX), FP8_MAX)
+    q = tl.minimum(tl.maximum(q, -Q_MAX), Q_MAX)
     tl.store(q_ptr + offs, q.to(tl.float8e4nv), mask=valid[:, None])
     tl.store(s_ptr + g, scale, mask=valid)
 
@@ -46,5 +49,6 @@ def run(x: torch.Tensor, x_fp8: torch.Tensor, scales: torch.Tensor) -> None:
     num_groups = tokens * (hidden // GROUP)
     grid = (triton.cdiv(num_groups, GROUPS_PER_PROGRAM),)
     _act_quant_kernel[grid](
-        x, x_fp8, scales, num_groups, GROUP_SIZE=GROUP, GROUPS=GROUPS_PER_PROGRAM, num_warps=4
+        x, x_fp8, scales, num_groups, GROUP_SIZE=GROUP, GROUPS=GROUPS_PER_PROGRAM,
+        Q_MAX=FP8_MAX, AMAX_FLOOR=MIN_AMAX, num_warps=4,
     )
