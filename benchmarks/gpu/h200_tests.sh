@@ -24,11 +24,12 @@ for i in "${!pids[@]}"; do
   wait "${pids[$i]}"; rc=$?; n=${names[$i]}
   echo "== shard $n: rc $rc"
   if [ "$rc" = 124 ]; then
-    echo "   killed at 520 s after $(tr -cd '.FEsx' < "$OUT/pytest_$n.log" | wc -c) of $(wc -l < "$OUT/shard_$n") tests:" \
-      "rerun the rest with fewer shards sharing the GPU"
+    done_tests=$(grep -E '^[.FEsxX]+ *(\[ *[0-9]+%\])?$' "$OUT/pytest_$n.log" | tr -cd '.FEsxX' | wc -c)
+    echo "   killed at 520 s after $done_tests of $(wc -l < "$OUT/shard_$n") tests (pytest's progress dots):" \
+      "rerun the tests past that point in its list, shard_$n in gpu_tests.tgz"
   fi
   tail -n 25 "$OUT/pytest_$n.log" | grep -E "passed|failed|error|FAILED|ERROR"
 done
 # Few files come back from the machine: pack the logs and reports into one archive.
-tar -czf "$OUT/gpu_tests.tgz" -C "$OUT" $(cd "$OUT" && ls junit_*.xml pytest_*.log gpu_tests.txt) && \
+tar -czf "$OUT/gpu_tests.tgz" -C "$OUT" $(cd "$OUT" && ls junit_*.xml pytest_*.log shard_* gpu_tests.txt) && \
   rm -f "$OUT"/junit_*.xml "$OUT"/pytest_*.log "$OUT"/shard_*

@@ -102,8 +102,8 @@ _PLAIN_VALUES = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, 
 def _is_jit(decorator: ast.expr) -> bool:
     """``@triton.jit``, ``@jit`` or ``@triton.jit(...)`` (autotune and heuristics wrap a jit function)."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return (isinstance(target, ast.Attribute) and target.attr == "jit") or (isinstance(target, ast.Name)
-                                                                              and target.id == "jit")
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+    return name == "jit"
 
 
 def _plain_globals(tree: ast.Module) -> dict[str, int]:

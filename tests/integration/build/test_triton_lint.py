@@ -100,10 +100,10 @@ def _compile_for_hopper(text: str, tmp_path: Path, name: str) -> str | None:
     sys.modules[spec.name] = module  # triton.jit reads the source back through inspect
     spec.loader.exec_module(module)
     kernel = module._clamp
-    constexprs = {"L": 448.0} if "L" in kernel.arg_names else {}
-    signature = {"x_ptr": "*fp32", "n": "i32", **dict.fromkeys(constexprs, "constexpr")}
+    with_limit = "L" in kernel.arg_names  # the third argument, a constexpr
+    signature = {"x_ptr": "*fp32", "n": "i32", **({"L": "constexpr"} if with_limit else {})}
     try:
-        triton.compile(ASTSource(fn=kernel, signature=signature, constexprs={(2,): 448.0} if constexprs else {}),
+        triton.compile(ASTSource(fn=kernel, signature=signature, constexprs={(2,): 448.0} if with_limit else {}),
                        target=GPUTarget("cuda", 90, 32))
     except Exception as error:  # Triton wraps the front end's NameError in its own error types
         return str(error)

@@ -20,8 +20,10 @@ import triton
 import triton.language as tl
 
 GROUP = 128
+# FP8_MAX and MIN_AMAX reach the kernel as tl.constexpr arguments: Triton 3.6 refuses a jit function that
+# reads a plain module global.
 FP8_MAX = 448.0
-MIN_AMAX = 1e-10  # passed as constexprs: Triton 3.6 rejects a jit function reading a plain global
+MIN_AMAX = 1e-10
 GROUPS_PER_PROGRAM = 16
 
 
