@@ -221,9 +221,13 @@ class Judge(ProfileSteps):
     def candidate_paused(self) -> Iterator[None]:
         """Freeze the loaded candidate (SIGSTOP to its process group) while the worker waits for the GPU's
         lease: another lane times on that GPU meanwhile, and a solution whose import left a thread
-        launching work would run beside that timing. Work it already queued is not stopped."""
+        launching work would run beside that timing. Work it already queued is not stopped.
+
+        A candidate under Nsight Compute is not frozen: once stopped and continued, its profiled call never
+        returned (H100, 2026-12-06: the 120 s call timeout, whether ncu's own process was stopped with it or
+        only the profiled one). While it waits, work its import left running may still disturb another lane."""
         candidate = self.candidate
-        if candidate is None:
+        if candidate is None or self.profiler_argv:
             yield
             return
         candidate.signal_group(signal.SIGSTOP)
