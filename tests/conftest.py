@@ -53,5 +53,4 @@ def release_cached_gpu_memory(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     torch = sys.modules.get("torch")  # never import torch (or start CUDA) for a test that did not
     if "gpu" in request.keywords and torch is not None and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
         torch.cuda.empty_cache()
