@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def release_cached_gpu_memory(request: pytest.FixtureRequest) -> Iterator[None]:
     """After a GPU test, hand the CUDA caching allocator's blocks back to the driver.
 
-    Some GPU tests run the catalogue's largest workloads in the test process (up to 40 GiB each). The
+    Some GPU tests run the catalogue's largest workloads in the test process (one allows 40 GiB each). The
     allocator keeps those blocks, and ``benchmarks/gpu/h200_tests.sh`` runs four shards on one GPU: on an
     80 GiB H100, judges ran out of memory while four long-lived processes held 37, 20, 17 and 2 GiB."""
     yield

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from solforge.planner.workers.gpu_audit import GpuAuditor, ProcessFacts, process_facts
@@ -25,15 +26,11 @@ def _sleeper(env: dict[str, str]) -> subprocess.Popen:
 
 
 def _descends_from(pid: int, ancestor: int) -> bool:
-    """Whether ``ancestor`` is above ``pid`` in the process tree (``/proc/<pid>/stat``'s fourth field)."""
+    """Whether ``ancestor`` is above ``pid`` in the process tree (False once ``pid`` is gone)."""
     try:
-        while pid > 1:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            if pid == ancestor:
-                return True
-    except OSError:
-        pass
-    return False
+        return any(parent.pid == ancestor for parent in psutil.Process(pid).parents())
+    except psutil.Error:
+        return False
 
 
 def test_a_child_process_facts_come_from_its_own_environment() -> None:
