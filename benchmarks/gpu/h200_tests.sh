@@ -2,6 +2,9 @@
 # The project's GPU test suite on the lent GPU, in parallel shards (correctness, not timing, is
 # under test here, so the shards may share the GPU). Writes junit XML and logs under $OUT.
 #   bash benchmarks/gpu/h200_tests.sh [SHARDS] [PYTEST ARGS...]
+# Each shard gets SHARD_TIMEOUT_S (520 by default, inside a 600 s device call). The tests a killed
+# shard never reached go to $OUT/rest.txt and /tmp/solforge-gpu-tests-rest.txt, which outlives the
+# call on a warm machine, so the next call can run just those.
 set -uo pipefail
 source benchmarks/gpu/setup_device.sh
 shards=${1:-4}; shift || true
@@ -11,11 +14,13 @@ python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__ver
 python3 -m pytest -m gpu --collect-only -q "$@" 2>/dev/null | grep '::' > "$OUT/gpu_tests.txt"
 echo "$(wc -l < "$OUT/gpu_tests.txt") GPU tests in $shards shards"
 split -n "r/$shards" -d "$OUT/gpu_tests.txt" "$OUT/shard_"
+limit=${SHARD_TIMEOUT_S:-520}
+rest=/tmp/solforge-gpu-tests-rest.txt; : > "$rest"
 pids=(); names=()
 for f in "$OUT"/shard_*; do
   n=${f##*_}
   # shellcheck disable=SC2046
-  timeout 520 python3 -m pytest -m gpu -q -p no:cacheprovider --junitxml "$OUT/junit_$n.xml" $(cat "$f") \
+  timeout "$limit" python3 -m pytest -m gpu -q -p no:cacheprovider --junitxml "$OUT/junit_$n.xml" $(cat "$f") \
     > "$OUT/pytest_$n.log" 2>&1 &
   pids+=($!); names+=("$n")
 done
@@ -24,12 +29,21 @@ for i in "${!pids[@]}"; do
   wait "${pids[$i]}"; rc=$?; n=${names[$i]}
   echo "== shard $n: rc $rc"
   if [ "$rc" = 124 ]; then
-    done_tests=$(grep -E '^[.FEsxX]+ *(\[ *[0-9]+%\])?$' "$OUT/pytest_$n.log" | tr -cd '.FEsxX' | wc -c)
-    echo "   killed at 520 s after $done_tests of $(wc -l < "$OUT/shard_$n") tests (pytest's progress dots):" \
-      "rerun the tests past that point in its list, shard_$n in gpu_tests.tgz"
+    marks=$(grep -E '^[.FEsxX]+ *(\[ *[0-9]+%\])?$' "$OUT/pytest_$n.log" | tr -cd '.FEsxX')
+    echo "   killed at $limit s after ${#marks} of $(wc -l < "$OUT/shard_$n") tests (pytest's progress marks)"
+    # A killed shard prints no report: name its failures by their place in the shard's list.
+    for ((k = 0; k < ${#marks}; k++)); do
+      case ${marks:k:1} in F|E) echo "   ${marks:k:1} $(sed -n "$((k + 1))p" "$OUT/shard_$n")";; esac
+    done
+    tail -n "+$((${#marks} + 1))" "$OUT/shard_$n" >> "$rest"
   fi
   tail -n 25 "$OUT/pytest_$n.log" | grep -E "passed|failed|error|FAILED|ERROR"
 done
+if [ -s "$rest" ]; then
+  cp "$rest" "$OUT/rest.txt"
+  echo "$(wc -l < "$rest") tests never ran; on this machine, next call:" \
+    "python3 -m pytest -m gpu -q -p no:cacheprovider -rA \$(cat $rest)"
+fi
 # Few files come back from the machine: pack the logs and reports into one archive.
 tar -czf "$OUT/gpu_tests.tgz" -C "$OUT" $(cd "$OUT" && ls junit_*.xml pytest_*.log shard_* gpu_tests.txt) && \
   rm -f "$OUT"/junit_*.xml "$OUT"/pytest_*.log "$OUT"/shard_*
