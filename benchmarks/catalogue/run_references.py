@@ -19,6 +19,9 @@ serves every problem: torch and CUDA load once, and each problem finds its proce
 per problem spent 5-7 s of a 19-58 s problem waiting for them on the H200, 2026-12-04; one warm judge still
 3.8 s, so it keeps one evaluation's processes ahead: ``SOLFORGE_SPARES_AHEAD=1`` unless set). The output file is
 rewritten after every problem, and a problem already in it is skipped, so a run cut short resumes.
+``--deadline-s`` stops starting problems after that many seconds; ``--expected-from`` (another run's output,
+such as the H100's) with ``--finish-by-s`` also holds back a problem whose time there, doubled, would end past the
+call's limit, and goes on with shorter ones.
 
 ``--precompile-jobs N`` (with ``--cache-dir``) splits a GPU run into chunks (``--precompile-chunk``, 2N problems
 unless set), each in two passes. First, N problems at a time are evaluated in judges of their own, only so that
@@ -84,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", type=Path, help="merge the measured baselines into this JSONL table")
     parser.add_argument("--deadline-s", type=float,
                         help="start no problem after this many seconds (a device call's limit; run again to resume)")
+    parser.add_argument("--expected-from", type=Path,
+                        help="an earlier run's --out, on any GPU: with --finish-by-s, the problems' expected times")
+    parser.add_argument("--finish-by-s", type=float,
+                        help="with --expected-from, start a problem only when it should end by this many seconds "
+                             "(a longer one is left for the next run, and shorter ones after it still start)")
     parser.add_argument("--cache-dir", type=Path,
                         help="the judge's cache (default: the user's); a fresh one with --table, so that the "
                              "baselines are measured rather than read from an earlier run's cache")
@@ -110,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.problems or catalogue_names() if n not in done]
     env: dict = previous.get("environment", {})
 
-    stop_at = time.monotonic() + args.deadline_s if args.deadline_s is not None else None
+    started_at = time.monotonic()
+    stop_at = started_at + args.deadline_s if args.deadline_s is not None else None
+    finish_at = started_at + args.finish_by_s if args.finish_by_s is not None else None
+    expected = expected_seconds(args.expected_from) if args.expected_from is not None else {}
     judges = contextlib.ExitStack()
     # Problems back to back: the warm judge keeps one evaluation's processes ahead, so each problem finds its
     # candidate and baseline processes started (3.8 s a problem spent waiting for them on the H200 without it; 0.42 s
@@ -138,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     precompiled: set[str] = set()
 
     def one(name: str) -> tuple[dict, dict] | None:
-        if stop_at is not None and time.monotonic() > stop_at:
+        if not may_start(name, time.monotonic(), stop_at, finish_at, expected):
             return None
         started = time.perf_counter()
         report = evaluate(request(name, rounds=args.rounds, iterations=args.iterations), judge=judge)
@@ -233,6 +244,29 @@ def main(argv: list[str] | None = None) -> int:
     left = [n for n in args.problems or catalogue_names() if n not in finished]
     print(f"{len(finished)} problem(s) done, {len(left)} left", file=sys.stderr)
     return 1 if failures else 0
+
+
+# How much longer than its expected time a problem may run: over the first 85 problems the H200 took 0.48-2.82x
+# the H100's time (gpt_oss_20b_rope_yarn: 19.7 s, then 55.6 s; 2026-12-07), so twice covers all but the worst,
+# and the step's own limit keeps a margin for those.
+EXPECTED_MARGIN = 2.0
+
+
+def expected_seconds(path: Path) -> dict[str, float]:
+    """Each problem's time in an earlier run's output file."""
+    return {r["problem"]: float(r["seconds"]) for r in json.loads(path.read_text()).get("results", [])}
+
+
+def may_start(name: str, now: float, stop_at: float | None, finish_at: float | None,
+              expected: dict[str, float]) -> bool:
+    """Whether a problem may start at ``now`` (monotonic seconds): never after the deadline ``stop_at``, and, where
+    its time is known, only if ``EXPECTED_MARGIN`` times that still ends by ``finish_at``. A problem started late
+    and cut by the device call's limit is lost whole (on the H200, 2026-12-07, a 148 s problem began before a 460 s
+    deadline and was written just before the 530 s limit stopped the run), so a long one waits for the next run."""
+    if stop_at is not None and now > stop_at:
+        return False
+    seconds = expected.get(name)
+    return finish_at is None or seconds is None or now + EXPECTED_MARGIN * seconds <= finish_at
 
 
 def forget_timings(cache_dir: Path, names: list[str]) -> None:

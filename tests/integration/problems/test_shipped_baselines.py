@@ -179,6 +179,39 @@ def test_recount_of_named_problems_leaves_the_others_as_measured() -> None:
     assert results[0]["workloads"][0]["sol_latency_ms"] != 0.03
 
 
+def test_a_problem_expected_to_outrun_the_call_waits_and_shorter_ones_still_start() -> None:
+    """run_references.py's packing: past --deadline-s nothing starts; before it, a problem whose expected time
+    (another GPU's run), doubled, would end past --finish-by-s is held back, and one without a known time starts."""
+    may_start = _run_references_module().may_start
+    expected = {"long": 100.0, "short": 10.0}
+    assert may_start("long", 0.0, 460.0, 520.0, expected)
+    assert not may_start("long", 321.0, 460.0, 520.0, expected)  # 321 + 200 > 520
+    assert may_start("short", 321.0, 460.0, 520.0, expected)
+    assert may_start("unknown", 321.0, 460.0, 520.0, expected)
+    assert not may_start("short", 461.0, 460.0, 600.0, expected)  # past the deadline, whatever it is expected to take
+    assert may_start("long", 461.0, None, None, expected)
+
+
+def test_run_references_leaves_a_problem_that_would_outrun_the_call_for_the_next_run(tmp_path: Path) -> None:
+    """--expected-from and --finish-by-s on the command line: a problem expected to take longer than the call has
+    left is not started, and the run says it is left."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    earlier = tmp_path / "h100.json"
+    earlier.write_text(json.dumps({"results": [{"problem": "qwen3_8b_rmsnorm", "seconds": 400.0, "workloads": []}]}))
+    out = tmp_path / "run.json"
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "catalogue" / "run_references.py"), "--problems",
+         "qwen3_8b_rmsnorm", "--device", "cpu", "--no-baseline", "--out", str(out), "--deadline-s", "460",
+         "--expected-from", str(earlier), "--finish-by-s", "520"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "0 problem(s) done, 1 left" in done.stderr
+    assert not out.exists()
+
+
 def _run_references_module():
     import importlib.util
 
