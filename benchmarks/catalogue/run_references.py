@@ -247,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # How much longer than its expected time a problem may run: over the first 85 problems the H200 took 0.48-2.82x
-# the H100's time (gpt_oss_20b_rope_yarn: 19.7 s, then 55.6 s; 2026-12-07), so twice covers all but the worst,
-# and the step's own limit keeps a margin for those.
+# the H100's time (gpt_oss_20b_rope_yarn: 19.7 s, then 55.6 s; 2026-12-07), so twice covers 80 of them; the other
+# 5 have only the 10 s that h200_turnaround.sh leaves between --finish-by-s and the step's own limit.
 EXPECTED_MARGIN = 2.0
 
 
@@ -262,7 +262,8 @@ def may_start(name: str, now: float, stop_at: float | None, finish_at: float | N
     """Whether a problem may start at ``now`` (monotonic seconds): never after the deadline ``stop_at``, and, where
     its time is known, only if ``EXPECTED_MARGIN`` times that still ends by ``finish_at``. A problem started late
     and cut by the device call's limit is lost whole (on the H200, 2026-12-07, a 148 s problem began before a 460 s
-    deadline and was written just before the 530 s limit stopped the run), so a long one waits for the next run."""
+    deadline and was written so close to the 530 s limit that the run never printed its closing line), so a long
+    one waits for the next run."""
     if stop_at is not None and now > stop_at:
         return False
     seconds = expected.get(name)

@@ -111,7 +111,8 @@ case "$step" in
     cp "problems/baselines/$table" "$OUT/$table" 2>/dev/null
     # CATALOGUE_DEADLINE_S shortens a call for the session's last device minutes (the call's limit: it + 70 s).
     # The other GPU's run gives each problem an expected time, so one that would not end by that limit waits for
-    # the next call and shorter ones go first (a 148 s problem started at about 380 s on the H200, 2026-12-07).
+    # the next call and shorter ones after it still start (a 148 s problem started at about 380 s on the H200,
+    # 2026-12-07).
     deadline=${CATALOGUE_DEADLINE_S:-510}
     other=benchmarks/results/catalogue_h100_runs.json
     [ "$tag" = h100 ] && other=benchmarks/results/catalogue_h200_runs.json
